@@ -1,0 +1,200 @@
+// Package learners defines the kernel-learner plug-in contract (the Learner
+// interface, its inputs and outputs, the registry and parameter validation)
+// and the kernel math every learner shares: base kernels, centring,
+// normalisation, PSD projection, alignment, HSIC, kNN graphs and symmetric
+// eigensolvers (full and top-k Lanczos).
+//
+// Learners live in sub-packages that call Register from init; learners/all
+// imports every one of them.
+package learners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Kind says what a learner outputs.
+type Kind string
+
+// The kinds of learner, by output.
+const (
+	KindKernel    Kind = "kernel"    // Output.Kernel over the input points
+	KindWeights   Kind = "weights"   // Output.Weights over the base kernels (and Output.Kernel, their combination)
+	KindEmbedding Kind = "embedding" // Output.Embedding, one row per point
+)
+
+// Needs is a set of inputs a learner requires.
+type Needs uint
+
+// The inputs a learner can require.
+const (
+	NeedKernels  Needs = 1 << iota // one or more base kernels
+	NeedFeatures                   // raw feature vectors
+	NeedTarget                     // a target kernel (e.g. the tag kernel)
+	NeedLabels                     // class labels (some may be Unlabeled)
+	NeedPairs                      // must-link / cannot-link pairs
+)
+
+var needNames = []string{"kernels", "features", "target", "labels", "pairs"}
+
+// Names lists the needs in a fixed order, for documentation and errors.
+func (n Needs) Names() []string {
+	var out []string
+	for i, name := range needNames {
+		if n&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Unlabeled marks a point without a class label in Input.Labels.
+const Unlabeled = -1
+
+// Pair is an unordered pair of point indices.
+type Pair struct{ I, J int }
+
+// Input is what a learner learns from. All matrices are over the same n points.
+type Input struct {
+	Kernels    []*mat.SymDense // base kernels, n x n each
+	Features   *mat.Dense      // n x d raw features
+	Target     *mat.SymDense   // target kernel, n x n
+	Labels     []int           // class index 0..C-1 or Unlabeled, length n
+	MustLink   []Pair          // pairs that should be similar
+	CannotLink []Pair          // pairs that should be dissimilar
+}
+
+// ErrInput wraps every error caused by bad learner input, so callers can map it to a client error.
+var ErrInput = errors.New("bad learner input")
+
+func inputErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
+}
+
+// N returns the number of points, taken from the first input that is present (0 if none).
+func (in *Input) N() int {
+	switch {
+	case len(in.Kernels) > 0 && in.Kernels[0] != nil:
+		return in.Kernels[0].SymmetricDim()
+	case in.Features != nil:
+		r, _ := in.Features.Dims()
+		return r
+	case in.Target != nil:
+		return in.Target.SymmetricDim()
+	}
+	return len(in.Labels)
+}
+
+// Validate checks that in has what needs asks for, that sizes agree and that
+// every number is finite. Errors wrap ErrInput and say which input is wrong.
+func (in *Input) Validate(needs Needs) error {
+	n := in.N()
+	if n == 0 {
+		return inputErr("no points: the input is empty")
+	}
+	if needs&NeedKernels != 0 && len(in.Kernels) == 0 {
+		return inputErr("this learner needs base kernels and none were given")
+	}
+	for t, k := range in.Kernels {
+		if err := checkSym(fmt.Sprintf("base kernel %d", t), k, n); err != nil {
+			return err
+		}
+	}
+	if needs&NeedFeatures != 0 && in.Features == nil {
+		return inputErr("this learner needs feature vectors and none were given")
+	}
+	if in.Features != nil {
+		r, _ := in.Features.Dims()
+		if r != n {
+			return inputErr("features have %d rows, want %d", r, n)
+		}
+		if err := checkFinite("features", in.Features.RawMatrix().Data); err != nil {
+			return err
+		}
+	}
+	if needs&NeedTarget != 0 && in.Target == nil {
+		return inputErr("this learner needs a target kernel and none was given")
+	}
+	if in.Target != nil {
+		if err := checkSym("target kernel", in.Target, n); err != nil {
+			return err
+		}
+	}
+	if needs&NeedLabels != 0 {
+		if len(in.Labels) != n {
+			return inputErr("this learner needs %d labels, got %d", n, len(in.Labels))
+		}
+		labeled := 0
+		for i, y := range in.Labels {
+			if y < Unlabeled {
+				return inputErr("label %d of point %d is invalid (class indices are >= 0, %d is unlabeled)", y, i, Unlabeled)
+			}
+			if y != Unlabeled {
+				labeled++
+			}
+		}
+		if labeled == 0 {
+			return inputErr("every point is unlabeled")
+		}
+	}
+	if needs&NeedPairs != 0 && len(in.MustLink)+len(in.CannotLink) == 0 {
+		return inputErr("this learner needs must-link or cannot-link pairs and none were given")
+	}
+	for _, set := range []struct {
+		name  string
+		pairs []Pair
+	}{{"must-link", in.MustLink}, {"cannot-link", in.CannotLink}} {
+		for _, p := range set.pairs {
+			if p.I < 0 || p.J < 0 || p.I >= n || p.J >= n || p.I == p.J {
+				return inputErr("%s pair (%d, %d) is out of range for %d points", set.name, p.I, p.J, n)
+			}
+		}
+	}
+	return nil
+}
+
+func checkSym(name string, k *mat.SymDense, n int) error {
+	if k == nil {
+		return inputErr("%s is missing", name)
+	}
+	if k.SymmetricDim() != n {
+		return inputErr("%s is %d x %d, want %d x %d", name, k.SymmetricDim(), k.SymmetricDim(), n, n)
+	}
+	return checkFinite(name, k.RawSymmetric().Data)
+}
+
+func checkFinite(name string, data []float64) error {
+	for _, v := range data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return inputErr("%s contains %v", name, v)
+		}
+	}
+	return nil
+}
+
+// Stats reports how a fit went.
+type Stats struct {
+	Iterations int     `json:"iterations"`
+	Objective  float64 `json:"objective"`
+	Converged  bool    `json:"converged"`
+	// Gap is the relative duality gap or optimality measure at the end, where the learner has one.
+	Gap float64 `json:"gap,omitempty"`
+}
+
+// Output is what a learner learned; which fields are set depends on its Kind.
+type Output struct {
+	Kernel    *mat.SymDense // KindKernel, and KindWeights (the weighted combination)
+	Weights   []float64     // KindWeights: one per base kernel
+	Embedding *mat.Dense    // KindEmbedding: n x dim
+	Stats     Stats
+}
+
+// Learner learns from an Input. Fit must honour ctx cancellation inside its
+// iterations and be deterministic given its parameters (including any seed).
+type Learner interface {
+	Fit(ctx context.Context, in *Input) (*Output, error)
+}

@@ -1,0 +1,274 @@
+// Package learnertest is the contract test suite every registered learner
+// passes: outputs of the promised shape (symmetric PSD kernels, non-negative
+// weights, finite embeddings), determinism, cancellation, and clear errors on
+// bad input and bad parameters.
+package learnertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Problem builds an input with everything any learner may need: n points in
+// three well separated clusters (features), three base kernels (linear, RBF,
+// and a noise kernel), a target kernel from the cluster labels, labels with a
+// third unlabeled, and must-link / cannot-link pairs.
+func Problem(n int, seed uint64) *learners.Input {
+	r := rand.New(rand.NewPCG(seed, 17))
+	const d = 4
+	x := mat.NewDense(n, d, nil)
+	labels := make([]int, n)
+	for i := 0; i < n; i++ {
+		c := i % 3
+		labels[i] = c
+		for f := 0; f < d; f++ {
+			center := 0.0
+			if f == c {
+				center = 3
+			}
+			x.Set(i, f, center+0.5*r.NormFloat64())
+		}
+	}
+	noise := mat.NewDense(n, 2, nil)
+	for i := 0; i < n; i++ {
+		noise.Set(i, 0, r.NormFloat64())
+		noise.Set(i, 1, r.NormFloat64())
+	}
+	target := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if labels[i] == labels[j] {
+				target.SetSym(i, j, 1)
+			}
+		}
+	}
+	var must, cannot []learners.Pair
+	for i := 0; i+3 < n; i += 3 {
+		must = append(must, learners.Pair{I: i, J: i + 3})
+		cannot = append(cannot, learners.Pair{I: i, J: i + 1})
+	}
+	observed := append([]int(nil), labels...)
+	for i := 2; i < n; i += 3 {
+		observed[i] = learners.Unlabeled
+	}
+	sq := learners.SqDistances(x)
+	return &learners.Input{
+		Kernels:    []*mat.SymDense{learners.Linear(x), learners.RBF(x, learners.MeanOffDiagonal(sq)), learners.Linear(noise)},
+		Features:   x,
+		Target:     target,
+		Labels:     observed,
+		MustLink:   must,
+		CannotLink: cannot,
+	}
+}
+
+// Run runs the contract suite against one registered learner.
+func Run(t *testing.T, spec learners.Spec) {
+	ctx := context.Background()
+	fit := func(t *testing.T, in *learners.Input) (*learners.Output, error) {
+		t.Helper()
+		l, _, err := learners.New(spec.Name, nil)
+		if err != nil {
+			t.Fatalf("New with defaults: %v", err)
+		}
+		return l.Fit(ctx, in)
+	}
+
+	t.Run("output", func(t *testing.T) {
+		in := Problem(24, 1)
+		out, err := fit(t, in)
+		if err != nil {
+			t.Fatalf("Fit: %v", err)
+		}
+		checkOutput(t, spec, in, out)
+	})
+
+	t.Run("deterministic", func(t *testing.T) {
+		a, errA := fit(t, Problem(24, 2))
+		b, errB := fit(t, Problem(24, 2))
+		if errA != nil || errB != nil {
+			t.Fatalf("Fit: %v / %v", errA, errB)
+		}
+		if !sameOutput(a, b) {
+			t.Fatal("two fits on the same input differ")
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		l, _, err := learners.New(spec.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := l.Fit(cctx, Problem(24, 3)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Fit with a cancelled context returned %v, want context.Canceled", err)
+		}
+	})
+
+	t.Run("bad input", func(t *testing.T) {
+		for name, in := range badInputs(spec.Needs) {
+			_, err := fit(t, in)
+			if !errors.Is(err, learners.ErrInput) {
+				t.Errorf("%s: got %v, want an error wrapping learners.ErrInput", name, err)
+			}
+		}
+	})
+
+	t.Run("bad parameters", func(t *testing.T) {
+		bad := map[string]string{"unknown": `{"no_such_parameter": 1}`, "not an object": `[1]`}
+		for _, p := range spec.Params {
+			switch {
+			case p.Min != nil:
+				v := *p.Min - 1
+				if p.MinExclusive {
+					v = *p.Min
+				}
+				bad[p.Name+" below min"] = fmt.Sprintf(`{%q: %g}`, p.Name, v)
+			case p.Type == learners.TypeString && len(p.Enum) > 0:
+				bad[p.Name+" not in enum"] = fmt.Sprintf(`{%q: "no-such-value"}`, p.Name)
+			}
+		}
+		for name, raw := range bad {
+			_, _, err := learners.New(spec.Name, json.RawMessage(raw))
+			var pe *learners.ParamError
+			if !errors.As(err, &pe) {
+				t.Errorf("%s (%s): got %v, want a ParamError", name, raw, err)
+			}
+		}
+	})
+}
+
+func checkOutput(t *testing.T, spec learners.Spec, in *learners.Input, out *learners.Output) {
+	n := in.N()
+	switch spec.Kind {
+	case learners.KindKernel, learners.KindWeights:
+		if out.Kernel == nil {
+			t.Fatal("no kernel in the output")
+		}
+		checkKernel(t, out.Kernel, n)
+	}
+	switch spec.Kind {
+	case learners.KindWeights:
+		if len(out.Weights) != len(in.Kernels) {
+			t.Fatalf("%d weights for %d kernels", len(out.Weights), len(in.Kernels))
+		}
+		for i, w := range out.Weights {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				t.Errorf("weight %d = %v, want finite and >= 0", i, w)
+			}
+		}
+	case learners.KindEmbedding:
+		if out.Embedding == nil {
+			t.Fatal("no embedding in the output")
+		}
+		r, _ := out.Embedding.Dims()
+		if r != n {
+			t.Fatalf("embedding has %d rows, want %d", r, n)
+		}
+		for _, v := range out.Embedding.RawMatrix().Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("embedding holds %v", v)
+			}
+		}
+	}
+}
+
+func checkKernel(t *testing.T, k *mat.SymDense, n int) {
+	t.Helper()
+	if k.SymmetricDim() != n {
+		t.Fatalf("kernel is %d x %d, want %d x %d", k.SymmetricDim(), k.SymmetricDim(), n, n)
+	}
+	for _, v := range k.RawSymmetric().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("kernel holds %v", v)
+		}
+	}
+	psd, err := learners.IsPSD(k, 1e-8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !psd {
+		lo, _ := learners.MinEigenvalue(k)
+		t.Fatalf("kernel is not PSD: smallest eigenvalue %g", lo)
+	}
+}
+
+func sameOutput(a, b *learners.Output) bool {
+	eq := func(x, y []float64) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return true
+	}
+	var ka, kb, ea, eb []float64
+	if a.Kernel != nil && b.Kernel != nil {
+		ka, kb = a.Kernel.RawSymmetric().Data, b.Kernel.RawSymmetric().Data
+	}
+	if a.Embedding != nil && b.Embedding != nil {
+		ea, eb = a.Embedding.RawMatrix().Data, b.Embedding.RawMatrix().Data
+	}
+	return (a.Kernel == nil) == (b.Kernel == nil) && (a.Embedding == nil) == (b.Embedding == nil) &&
+		eq(ka, kb) && eq(ea, eb) && eq(a.Weights, b.Weights)
+}
+
+// badInputs returns inputs a learner with these needs must reject with ErrInput.
+func badInputs(needs learners.Needs) map[string]*learners.Input {
+	bad := map[string]*learners.Input{"empty": {}}
+	nanAt := func(in *learners.Input) *learners.Input {
+		switch {
+		case needs&learners.NeedKernels != 0:
+			in.Kernels[0].SetSym(0, 1, math.NaN())
+		case needs&learners.NeedFeatures != 0:
+			in.Features.Set(0, 0, math.NaN())
+		case needs&learners.NeedTarget != 0:
+			in.Target.SetSym(0, 1, math.Inf(1))
+		}
+		return in
+	}
+	bad["NaN"] = nanAt(Problem(24, 4))
+	mismatch := Problem(24, 5)
+	small := Problem(12, 5)
+	switch {
+	case needs&learners.NeedKernels != 0:
+		mismatch.Kernels = append(mismatch.Kernels, small.Kernels[0])
+	case needs&learners.NeedTarget != 0:
+		mismatch.Target = small.Target
+	case needs&learners.NeedLabels != 0:
+		mismatch.Labels = small.Labels
+	}
+	bad["mismatched sizes"] = mismatch
+	for _, need := range []learners.Needs{learners.NeedKernels, learners.NeedFeatures, learners.NeedTarget, learners.NeedLabels, learners.NeedPairs} {
+		if needs&need == 0 {
+			continue
+		}
+		in := Problem(24, 6)
+		switch need {
+		case learners.NeedKernels:
+			in.Kernels = nil
+		case learners.NeedFeatures:
+			in.Features = nil
+		case learners.NeedTarget:
+			in.Target = nil
+		case learners.NeedLabels:
+			in.Labels = nil
+		case learners.NeedPairs:
+			in.MustLink, in.CannotLink = nil, nil
+		}
+		bad["missing "+need.Names()[0]] = in
+	}
+	return bad
+}

@@ -1,0 +1,101 @@
+package learners
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Factory builds a learner from validated parameter values.
+type Factory func(v Values) (Learner, error)
+
+// Spec describes a registered learner: what it is, what it needs, its
+// parameters with their defaults and ranges, and how to build it.
+type Spec struct {
+	Name   string  `json:"name"`
+	Kind   Kind    `json:"kind"`
+	Doc    string  `json:"doc"`
+	Needs  Needs   `json:"-"`
+	Params []Param `json:"params"`
+	New    Factory `json:"-"`
+}
+
+// MarshalJSON lists the needs by name.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec
+	return json.Marshal(struct {
+		plain
+		Needs []string `json:"needs"`
+	}{plain(s), s.Needs.Names()})
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Spec{}
+)
+
+// Register adds a learner. It panics on an empty or duplicate name, a missing
+// factory or an invalid parameter default, as database/sql does: these are
+// programming errors found at start-up.
+func Register(s Spec) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if s.Name == "" || s.New == nil {
+		panic("learners: Register needs a name and a factory")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("learners: Register called twice for " + s.Name)
+	}
+	if _, err := parseParams(s, nil); err != nil {
+		panic(fmt.Sprintf("learners: defaults of %s do not validate: %v", s.Name, err))
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the spec registered under name.
+func Lookup(name string) (Spec, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	s, ok := registry[name]
+	return s, ok
+}
+
+// Specs returns every registered learner, sorted by name.
+func Specs() []Spec {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]Spec, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ErrUnknownLearner is wrapped by New when no learner has the given name.
+var ErrUnknownLearner = fmt.Errorf("unknown learner")
+
+// New builds the learner registered under name from JSON parameters (nil or
+// empty for all defaults). Unknown names, unknown parameters and invalid values
+// are errors that name the culprit.
+func New(name string, params json.RawMessage) (Learner, Spec, error) {
+	s, ok := Lookup(name)
+	if !ok {
+		names := make([]string, 0)
+		for _, s := range Specs() {
+			names = append(names, s.Name)
+		}
+		return nil, Spec{}, fmt.Errorf("%w %q (registered: %s)", ErrUnknownLearner, name, strings.Join(names, ", "))
+	}
+	v, err := parseParams(s, params)
+	if err != nil {
+		return nil, s, err
+	}
+	l, err := s.New(v)
+	if err != nil {
+		return nil, s, &ParamError{Learner: name, Msg: err.Error()}
+	}
+	return l, s, nil
+}

@@ -26,35 +26,7 @@ func (g *Graph) N() int { return len(g.Adj) }
 // neighbours of i or i among those of j; with mutual, both must hold. d holds
 // squared distances; ties are broken by index, so the result is deterministic.
 func KNNPairs(d *mat.SymDense, k int, mutual bool) []Pair {
-	n := d.SymmetricDim()
-	k = min(k, n-1)
-	near := make([]map[int]bool, n)
-	order := make([]int, n)
-	for i := 0; i < n; i++ {
-		for j := range order {
-			order[j] = j
-		}
-		sort.SliceStable(order, func(a, b int) bool { return d.At(i, order[a]) < d.At(i, order[b]) })
-		near[i] = make(map[int]bool, k)
-		for _, j := range order {
-			if len(near[i]) == k {
-				break
-			}
-			if j != i {
-				near[i][j] = true
-			}
-		}
-	}
-	var pairs []Pair
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			a, b := near[i][j], near[j][i]
-			if (mutual && a && b) || (!mutual && (a || b)) {
-				pairs = append(pairs, Pair{i, j})
-			}
-		}
-	}
-	return pairs
+	return NeighborPairs(NearestNeighbors(d, k), mutual)
 }
 
 // NewGraph builds an undirected graph on n points from pairs, weighting each

@@ -55,8 +55,9 @@ func Intersection(x *mat.Dense) *mat.SymDense {
 	return k
 }
 
-// SqDistances returns the squared Euclidean distances between the rows of x.
-func SqDistances(x *mat.Dense) *mat.SymDense {
+// sqDistancesDense returns the squared Euclidean distances between the rows
+// of x through the Gram matrix.
+func sqDistancesDense(x *mat.Dense) *mat.SymDense {
 	return KernelDistances(Linear(x))
 }
 

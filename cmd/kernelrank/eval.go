@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kernelrank/kernelrank/internal/eval"
+)
+
+func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "images" {
+		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]")
+		return errors.New("eval needs a protocol: images")
+	}
+	fs := flag.NewFlagSet("eval images", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := eval.ImagesConfig{Progress: stderr}
+	fs.StringVar(&cfg.Data, "data", "", "Mulan ARFF (XML beside it) or JSONL corpus with labels and features; default Corel5k from ../shared/data")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the noisy tags, the query split and the tie-breaks")
+	fs.Float64Var(&cfg.Keep, "keep", 0.8, "probability that a true keyword is kept as a tag")
+	fs.Float64Var(&cfg.Swap, "swap", 0.7, "probability that one kept tag is swapped for another image's keyword")
+	fs.IntVar(&cfg.Window, "window", 200, "candidates re-ranked per query")
+	fs.IntVar(&cfg.MinImages, "min-images", 40, "labels with at least this many true images are the queries")
+	fs.IntVar(&cfg.Workers, "workers", 2, "queries evaluated in parallel")
+	asJSON := fs.Bool("json", false, "print the test-half rows as one JSON array")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if cfg.Keep < 0 || cfg.Keep > 1 || cfg.Swap < 0 || cfg.Swap > 1 {
+		return errors.New("--keep and --swap are probabilities in [0, 1]")
+	}
+	rep, err := eval.Images(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		return enc.Encode(rep.Test)
+	}
+	eval.PrintImages(stdout, rep, cfg)
+	return nil
+}

@@ -1,0 +1,102 @@
+// Command kernelrank is the kernelrank server and its tools:
+//
+//	kernelrank serve  [--addr HOST:PORT] [--data DIR]   serve the HTTP API (the bundled demo corpus by default)
+//	kernelrank ingest --data DIR CORPUS...              build or update an index from corpora
+//	kernelrank eval images [--data PATH] [--seed N] [--json]
+//
+// Every flag can also be set by an environment variable: KERNELRANK_ and the
+// flag name in upper case with dashes as underscores (--admin-token is
+// KERNELRANK_ADMIN_TOKEN). A flag given on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	_ "github.com/kernelrank/kernelrank/learners/all"
+)
+
+const usage = `kernelrank: image search re-ranked by learned kernels.
+
+Usage:
+  kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
+  kernelrank ingest --data DIR [--stop-on-error] CORPUS...
+  kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]
+
+Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
+by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "kernelrank:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "ingest":
+		return ingest(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return evaluate(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// parse parses flags, then fills every flag not given on the command line
+// from its KERNELRANK_* environment variable.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "KERNELRANK_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && !given[f.Name] && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %v", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: use text or json", format)
+}

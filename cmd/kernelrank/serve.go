@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/server"
+)
+
+type serveFlags struct {
+	set                     *flag.FlagSet
+	addr, data, token       *string
+	level, format           *string
+	timeout                 *time.Duration
+	maxK, maxWindow, window *int
+}
+
+func newServeFlags(stderr io.Writer) serveFlags {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return serveFlags{
+		set:       fs,
+		addr:      fs.String("addr", "127.0.0.1:8080", "address to listen on"),
+		data:      fs.String("data", "", "index directory (built with `kernelrank ingest`); empty serves the bundled demo corpus"),
+		token:     fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images); empty disables them"),
+		timeout:   fs.Duration("request-timeout", 30*time.Second, "per-request deadline"),
+		maxK:      fs.Int("max-k", 1000, "largest k a search may ask for"),
+		maxWindow: fs.Int("max-window", 1000, "largest candidate window a search may ask for"),
+		window:    fs.Int("window", 200, "default candidate window re-ranked per query"),
+		level:     fs.String("log-level", "info", "debug, info, warn or error"),
+		format:    fs.String("log-format", "text", "text or json"),
+	}
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	f := newServeFlags(stderr)
+	if err := parse(f.set, args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *f.level, *f.format)
+	if err != nil {
+		return err
+	}
+	dir := *f.data
+	if dir == "" {
+		if dir, err = demoIndex(ctx, log); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
+		return fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
+	}
+	ix, err := index.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	srv := server.New(ix, server.Config{
+		AdminToken:     *f.token,
+		MaxK:           *f.maxK,
+		MaxWindow:      *f.maxWindow,
+		DefaultWindow:  *f.window,
+		RequestTimeout: *f.timeout,
+		ImageDir:       filepath.Join(dir, "uploads"),
+	}, log)
+	return srv.Serve(ctx, *f.addr)
+}
+
+// demoIndex returns the demo index directory, building it from the bundled
+// corpus on first use (in the user cache directory).
+func demoIndex(ctx context.Context, log *slog.Logger) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	root := filepath.Join(cache, "kernelrank", "demo")
+	dir := filepath.Join(root, "index")
+	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
+		log.Info("serving the demo corpus", "index", dir)
+		return dir, nil
+	}
+	log.Info("building the demo index (first start only)", "dir", root)
+	jsonl, err := demo.Extract(filepath.Join(root, "corpus"))
+	if err != nil {
+		return "", err
+	}
+	tmp := dir + ".building"
+	_ = os.RemoveAll(tmp)
+	rep, err := ingestFiles(ctx, tmp, []string{jsonl}, false, func(done, total int) {
+		if done == total || done%500 == 0 {
+			log.Info("ingesting demo images", "done", done, "total", total)
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	log.Info("demo index built", "added", rep.Added, "skipped", rep.Skipped)
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}

@@ -1,0 +1,7 @@
+// Package all registers every learner: import it for its side effects.
+package all
+
+import (
+	// Each import registers its learner in init.
+	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
+)

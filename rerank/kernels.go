@@ -1,0 +1,146 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+// source computes the candidates' similarity matrix for one strategy.
+type source struct {
+	visual  bool // needs visual features
+	compute func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error)
+}
+
+// parametric are the fixed kernels of Table 6.3 (and histogram intersection),
+// with their parameters declared like a learner's so they are validated alike.
+var parametric = map[string]struct {
+	params []learners.Param
+	kernel func(x *mat.Dense, v learners.Values) (*mat.SymDense, error)
+}{
+	"linear": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) { return learners.Linear(x), nil }},
+	"poly": {
+		[]learners.Param{
+			learners.Int("degree", 2, 1, 10, "polynomial degree d in (c + x.y)^d"),
+			learners.Float("c", 1, 0, 1e6, "offset c in (c + x.y)^d"),
+		},
+		func(x *mat.Dense, v learners.Values) (*mat.SymDense, error) {
+			return learners.Polynomial(x, v.Int("degree"), v.Float("c")), nil
+		},
+	},
+	"rbf": {
+		[]learners.Param{learners.Positive("scale", 1, "sigma in exp(-||x-y||^2/sigma) as a multiple of the mean squared distance among the candidates")},
+		func(x *mat.Dense, v learners.Values) (*mat.SymDense, error) {
+			d := learners.SqDistances(x)
+			sigma := v.Float("scale") * learners.MeanOffDiagonal(d)
+			if sigma == 0 {
+				sigma = 1 // all candidates identical: every affinity is 1
+			}
+			return learners.RBF(x, sigma), nil
+		},
+	},
+	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
+		for _, v := range x.RawMatrix().Data {
+			if v < 0 {
+				return nil, optErr("histogram intersection needs non-negative features; this corpus has negative values")
+			}
+		}
+		return learners.Intersection(x), nil
+	}},
+}
+
+// kernelFor resolves a strategy name and its parameters; nil means no re-ranking (raw).
+func kernelFor(strategy string, params json.RawMessage) (*source, error) {
+	switch strategy {
+	case "raw":
+		if err := noParams(strategy, params); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	case "text":
+		if err := noParams(strategy, params); err != nil {
+			return nil, err
+		}
+		return &source{compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+			return TextKernel(cands), nil, nil
+		}}, nil
+	}
+	if p, ok := parametric[strategy]; ok {
+		v, err := learners.ParseParams(learners.Spec{Name: strategy, Params: p.params}, params)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		}
+		return &source{visual: true, compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+			x, err := Visual(cands)
+			if err != nil {
+				return nil, nil, err
+			}
+			k, err := p.kernel(x, v)
+			return k, nil, err
+		}}, nil
+	}
+	name := strategy
+	if name == "npk" {
+		name = "hsicnpk"
+	}
+	l, spec, err := learners.New(name, params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
+		return nil, optErr("learner %s outputs %s, not a kernel", name, spec.Kind)
+	}
+	return &source{visual: true, compute: func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+		x, err := Visual(cands)
+		if err != nil {
+			return nil, nil, err
+		}
+		text := TextKernel(cands)
+		in := &learners.Input{
+			Features: x,
+			Target:   text,
+			Kernels:  []*mat.SymDense{learners.Linear(x), text},
+		}
+		out, err := l.Fit(ctx, in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("learner %s: %w", name, err)
+		}
+		return out.Kernel, &out.Stats, nil
+	}}, nil
+}
+
+func noParams(strategy string, params json.RawMessage) error {
+	_, err := learners.ParseParams(learners.Spec{Name: strategy}, params)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	return nil
+}
+
+// TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
+func TextKernel(cands []Candidate) *mat.SymDense {
+	n := len(cands)
+	k := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, cands[i].Tags.Dot(cands[j].Tags))
+		}
+	}
+	return k
+}
+
+// Visual stacks the candidates' visual vectors; they must all have one length.
+func Visual(cands []Candidate) (*mat.Dense, error) {
+	d := len(cands[0].Visual)
+	x := mat.NewDense(len(cands), d, nil)
+	for i, c := range cands {
+		if len(c.Visual) != d {
+			return nil, fmt.Errorf("candidate %s has %d visual features, candidate %s has %d", c.ID, len(c.Visual), cands[0].ID, d)
+		}
+		x.SetRow(i, c.Visual)
+	}
+	return x, nil
+}

@@ -1,0 +1,321 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kernelrank/kernelrank/features"
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Candidate is one image returned by the text stage.
+type Candidate struct {
+	ID        string
+	TextScore float64
+	Visual    []float64          // visual feature vector; nil when the image has none
+	Tags      features.TagVector // normalised tf-idf tag vector
+}
+
+// Options selects how to re-rank. The zero value re-ranks with the defaults.
+type Options struct {
+	// Strategy is raw, text, linear, poly, rbf, intersection, npk, or the name
+	// of any registered learner that outputs a kernel (default DefaultStrategy).
+	Strategy string
+	// Params are the kernel's or learner's parameters as a JSON object.
+	Params json.RawMessage
+	// Prior is the VisualRank teleport distribution: uniform or text
+	// (proportional to the text score). Default DefaultPrior.
+	Prior string
+	// Affinity turns a kernel into non-negative VisualRank affinities: clip
+	// (max(K, 0)), shift (K - min K) or gauss (exp(-d_K^2 / mean d_K^2)).
+	// Default clip.
+	Affinity string
+	// Damping is VisualRank's d (default 0.85).
+	Damping float64
+	// Voters is how many top voters to report per result (0: none).
+	Voters int
+}
+
+// Defaults, chosen on the validation queries of `kernelrank eval images`.
+const (
+	DefaultStrategy = "npk"
+	DefaultPrior    = "uniform"
+	DefaultAffinity = "clip"
+	DefaultDamping  = 0.85
+)
+
+// Priors and Affinities are the accepted values of Options.Prior and Options.Affinity.
+var (
+	Priors     = []string{"uniform", "text"}
+	Affinities = []string{"clip", "shift", "gauss"}
+)
+
+// Vote is one neighbour's contribution to a result's VisualRank score.
+type Vote struct {
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
+}
+
+// Result is one re-ranked candidate with its explanation.
+type Result struct {
+	ID         string  `json:"id"`
+	TextScore  float64 `json:"text_score"`
+	VisualRank float64 `json:"visualrank"`
+	// Voters are the neighbours whose votes raised this image most.
+	Voters []Vote `json:"voters,omitempty"`
+	// NoFeatures marks an image without a visual vector: it keeps its text
+	// order after the re-ranked ones.
+	NoFeatures bool `json:"no_features,omitempty"`
+}
+
+// Info describes how a re-ranking was computed.
+type Info struct {
+	Strategy   string          `json:"strategy"`
+	Prior      string          `json:"prior"`
+	Affinity   string          `json:"affinity"`
+	Iterations int             `json:"visualrank_iterations"`
+	Learner    *learners.Stats `json:"learner,omitempty"`
+	KernelTime time.Duration   `json:"kernel_ns"`
+	RankTime   time.Duration   `json:"rank_ns"`
+}
+
+// minRerank is the fewest candidates worth re-ranking: with two, VisualRank
+// gives both the same score whatever the kernel.
+const minRerank = 3
+
+// ErrOptions wraps every error caused by bad options, for mapping to a client error.
+var ErrOptions = errors.New("bad re-rank options")
+
+func optErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrOptions, fmt.Sprintf(format, args...))
+}
+
+// Strategies lists the built-in strategies; registered kernel learners are accepted too.
+func Strategies() []string {
+	names := []string{"raw", "text", "npk"}
+	for name := range parametric {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (o *Options) fill() error {
+	if o.Strategy == "" {
+		o.Strategy = DefaultStrategy
+	}
+	if o.Prior == "" {
+		o.Prior = DefaultPrior
+	}
+	if o.Affinity == "" {
+		o.Affinity = DefaultAffinity
+	}
+	if o.Damping == 0 {
+		o.Damping = DefaultDamping
+	}
+	if !contains(Priors, o.Prior) {
+		return optErr("unknown prior %q (use %s)", o.Prior, strings.Join(Priors, " or "))
+	}
+	if !contains(Affinities, o.Affinity) {
+		return optErr("unknown affinity %q (use %s)", o.Affinity, strings.Join(Affinities, ", "))
+	}
+	if !(o.Damping > 0 && o.Damping < 1) {
+		return optErr("damping must be in (0, 1), got %g", o.Damping)
+	}
+	if o.Voters < 0 || o.Voters > 20 {
+		return optErr("voters must be in [0, 20], got %d", o.Voters)
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Rerank orders the candidates (given in text-stage order) by VisualRank over
+// the strategy's kernel. Candidates without visual features are appended
+// after the re-ranked ones, in text order, for the strategies that need them.
+func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info, error) {
+	if err := opt.fill(); err != nil {
+		return nil, Info{}, err
+	}
+	info := Info{Strategy: opt.Strategy, Prior: opt.Prior, Affinity: opt.Affinity}
+	kernel, err := kernelFor(opt.Strategy, opt.Params)
+	if err != nil {
+		return nil, info, err
+	}
+	if kernel == nil { // raw: the text order as it is
+		out := make([]Result, len(cands))
+		for i, c := range cands {
+			out[i] = Result{ID: c.ID, TextScore: c.TextScore}
+		}
+		return out, info, nil
+	}
+	ranked, rest := cands, []Candidate(nil)
+	if kernel.visual {
+		ranked, rest = splitByFeatures(cands)
+	}
+	var results []Result
+	if len(ranked) < minRerank {
+		// Too few to vote: every score is equal, so the text order stands.
+		for _, c := range ranked {
+			results = append(results, Result{ID: c.ID, TextScore: c.TextScore, VisualRank: 1 / float64(len(ranked))})
+		}
+	} else {
+		start := time.Now()
+		k, stats, err := kernel.compute(ctx, ranked)
+		if err != nil {
+			return nil, info, err
+		}
+		info.Learner = stats
+		info.KernelTime = time.Since(start)
+		start = time.Now()
+		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
+		info.Iterations = iter
+		results = explain(ranked, s, vr, opt)
+		info.RankTime = time.Since(start)
+	}
+	for _, c := range rest {
+		results = append(results, Result{ID: c.ID, TextScore: c.TextScore, NoFeatures: true})
+	}
+	return results, info, nil
+}
+
+// Kernel computes the candidates' similarity matrix for a strategy (nil for
+// raw, which does not re-rank). Every candidate must have visual features for
+// the visual strategies.
+func Kernel(ctx context.Context, cands []Candidate, strategy string, params json.RawMessage) (*mat.SymDense, *learners.Stats, error) {
+	src, err := kernelFor(strategy, params)
+	if err != nil || src == nil {
+		return nil, nil, err
+	}
+	return src.compute(ctx, cands)
+}
+
+// Scores runs VisualRank over the affinities of kernel k with the given prior,
+// returning the scores, the column-stochastic matrix and the iteration count.
+func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
+	s := Stochastic(Affinity(k, affinity))
+	vr, iter := VisualRank(s, prior(cands, priorKind), damping)
+	return vr, s, iter
+}
+
+func splitByFeatures(cands []Candidate) (with, without []Candidate) {
+	for _, c := range cands {
+		if len(c.Visual) > 0 {
+			with = append(with, c)
+		} else {
+			without = append(without, c)
+		}
+	}
+	return with, without
+}
+
+func prior(cands []Candidate, kind string) []float64 {
+	n := len(cands)
+	p := make([]float64, n)
+	total := 0.0
+	if kind == "text" {
+		for i, c := range cands {
+			p[i] = math.Max(c.TextScore, 0)
+			total += p[i]
+		}
+	}
+	if total == 0 {
+		for i := range p {
+			p[i] = 1 / float64(n)
+		}
+		return p
+	}
+	for i := range p {
+		p[i] /= total
+	}
+	return p
+}
+
+// explain sorts by VisualRank (stable, so ties keep the text order) and lists
+// each result's strongest voters: d S_ij VR_j over j.
+func explain(cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Result {
+	n := len(cands)
+	out := make([]Result, n)
+	for i, c := range cands {
+		out[i] = Result{ID: c.ID, TextScore: c.TextScore, VisualRank: vr[i]}
+		if opt.Voters == 0 {
+			continue
+		}
+		votes := make([]Vote, 0, n-1)
+		for j := 0; j < n; j++ {
+			if w := opt.Damping * s.At(i, j) * vr[j]; j != i && w > 0 {
+				votes = append(votes, Vote{cands[j].ID, w})
+			}
+		}
+		sort.SliceStable(votes, func(a, b int) bool { return votes[a].Weight > votes[b].Weight })
+		out[i].Voters = votes[:min(opt.Voters, len(votes))]
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].VisualRank > out[b].VisualRank })
+	return out
+}
+
+// Affinity turns a kernel into non-negative affinities (see Options.Affinity).
+func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
+	n := k.SymmetricDim()
+	out := mat.NewSymDense(n, nil)
+	switch kind {
+	case "shift":
+		lo := math.Inf(1)
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				lo = math.Min(lo, k.At(i, j))
+			}
+		}
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				out.SetSym(i, j, k.At(i, j)-lo)
+			}
+		}
+	case "gauss":
+		d := learners.KernelDistances(k)
+		sigma := learners.MeanOffDiagonal(d)
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				v := 1.0
+				if sigma > 0 {
+					v = math.Exp(-d.At(i, j) / sigma)
+				}
+				out.SetSym(i, j, v)
+			}
+		}
+	default: // clip
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				out.SetSym(i, j, math.Max(k.At(i, j), 0))
+			}
+		}
+	}
+	return out
+}
+
+// NewCandidate builds a candidate from what the index stores: its tf-idf tag
+// vector uses idf over the whole corpus (n images, docFreq images per tag).
+func NewCandidate(id string, textScore float64, tags []string, visual []float32, n int, docFreq func(string) int) Candidate {
+	c := Candidate{ID: id, TextScore: textScore, Tags: features.TFIDF(tags, n, docFreq)}
+	if visual != nil {
+		c.Visual = make([]float64, len(visual))
+		for j, v := range visual {
+			c.Visual[j] = float64(v)
+		}
+	}
+	return c
+}

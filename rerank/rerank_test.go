@@ -1,0 +1,167 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/features"
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestVisualRankClosedForm(t *testing.T) {
+	// VR = (1-d) (I - d S)^-1 p, solved directly.
+	a := mat.NewSymDense(4, []float64{
+		0, 2, 1, 0,
+		2, 0, 1, 0,
+		1, 1, 0, 0,
+		0, 0, 0, 0, // an isolated image: its column spreads uniformly
+	})
+	s := Stochastic(a)
+	for j := 0; j < 4; j++ {
+		sum := 0.0
+		for i := 0; i < 4; i++ {
+			sum += s.At(i, j)
+		}
+		if math.Abs(sum-1) > 1e-15 || s.At(j, j) != 0 {
+			t.Fatalf("column %d sums to %g with diagonal %g", j, sum, s.At(j, j))
+		}
+	}
+	if s.At(0, 1) != 2.0/3 || s.At(0, 3) != 1.0/3 {
+		t.Fatalf("S(0,1) = %g, S(0,3) = %g; want 2/3, 1/3", s.At(0, 1), s.At(0, 3))
+	}
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	d := 0.85
+	vr, iter := VisualRank(s, p, d)
+	var m mat.Dense
+	m.Scale(-d, s)
+	for i := 0; i < 4; i++ {
+		m.Set(i, i, m.At(i, i)+1)
+	}
+	var want mat.VecDense
+	if err := want.SolveVec(&m, mat.NewVecDense(4, p)); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for i := range vr {
+		sum += vr[i]
+		if got, w := vr[i], (1-d)*want.AtVec(i); math.Abs(got-w) > 1e-8 {
+			t.Errorf("VR[%d] = %.10f, want %.10f", i, got, w)
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 || iter < 2 || iter > 100 {
+		t.Errorf("sum = %g after %d iterations", sum, iter)
+	}
+}
+
+func tags(ts ...string) features.TagVector {
+	v := features.TagVector{}
+	for _, t := range ts {
+		v[t] = 1 / math.Sqrt(float64(len(ts)))
+	}
+	return v
+}
+
+// Three images that look alike and one outlier: the outlier drops to last
+// under any visual strategy, whatever its text score.
+func lookalikes() []Candidate {
+	return []Candidate{
+		{ID: "outlier", TextScore: 3, Visual: []float64{0, 0, 1.5}, Tags: tags("cat")},
+		{ID: "a", TextScore: 2, Visual: []float64{1, 1, 0.1}, Tags: tags("cat", "grass")},
+		{ID: "b", TextScore: 2, Visual: []float64{1, 0.9, 0.1}, Tags: tags("cat", "grass")},
+		{ID: "c", TextScore: 1, Visual: []float64{0.9, 1, 0.2}, Tags: tags("cat", "grass")},
+	}
+}
+
+func TestRerankStrategies(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range []string{"text", "linear", "rbf", "poly", "intersection"} {
+		res, info, err := Rerank(ctx, lookalikes(), Options{Strategy: s, Voters: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if res[len(res)-1].ID != "outlier" {
+			t.Errorf("%s: outlier ranked %v", s, ids(res))
+		}
+		if info.Strategy != s || info.Iterations == 0 {
+			t.Errorf("%s: info %+v", s, info)
+		}
+		sum := 0.0
+		for _, r := range res {
+			sum += r.VisualRank
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: VisualRank sums to %g", s, sum)
+		}
+		if len(res[0].Voters) == 0 || res[0].Voters[0].ID == res[0].ID {
+			t.Errorf("%s: voters of the top result = %v", s, res[0].Voters)
+		}
+	}
+	res, _, err := Rerank(ctx, lookalikes(), Options{Strategy: "raw"})
+	if err != nil || ids(res)[0] != "outlier" || ids(res)[3] != "c" {
+		t.Fatalf("raw must keep the text order: %v %v", ids(res), err)
+	}
+}
+
+func TestRerankFeaturelessCandidatesGoLast(t *testing.T) {
+	c := lookalikes()
+	c[1].Visual = nil
+	res, _, err := Rerank(context.Background(), c, Options{Strategy: "rbf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := res[len(res)-1]; last.ID != "a" || !last.NoFeatures {
+		t.Fatalf("featureless candidate not last: %+v", res)
+	}
+}
+
+func TestRerankBadOptions(t *testing.T) {
+	cases := []Options{
+		{Strategy: "nonsense"},
+		{Strategy: "rbf", Params: json.RawMessage(`{"scale": -1}`)},
+		{Strategy: "rbf", Params: json.RawMessage(`{"gamma": 1}`)},
+		{Strategy: "text", Params: json.RawMessage(`{"x": 1}`)},
+		{Strategy: "text", Prior: "zipf"},
+		{Strategy: "text", Affinity: "abs"},
+		{Strategy: "text", Damping: 1.5},
+	}
+	for _, o := range cases {
+		if _, _, err := Rerank(context.Background(), lookalikes(), o); !errors.Is(err, ErrOptions) {
+			t.Errorf("%+v: got %v, want ErrOptions", o, err)
+		}
+	}
+	neg := lookalikes()
+	neg[0].Visual[0] = -1
+	if _, _, err := Rerank(context.Background(), neg, Options{Strategy: "intersection"}); !errors.Is(err, ErrOptions) {
+		t.Errorf("intersection on negative features: %v", err)
+	}
+	bad := lookalikes()
+	bad[2].Visual = []float64{1}
+	if _, _, err := Rerank(context.Background(), bad, Options{Strategy: "linear"}); err == nil {
+		t.Error("mixed feature lengths accepted")
+	}
+}
+
+func TestAffinities(t *testing.T) {
+	k := mat.NewSymDense(2, []float64{1, -1, -1, 1})
+	if c := Affinity(k, "clip"); c.At(0, 1) != 0 || c.At(0, 0) != 1 {
+		t.Errorf("clip: %v", mat.Formatted(c))
+	}
+	if s := Affinity(k, "shift"); s.At(0, 1) != 0 || s.At(0, 0) != 2 {
+		t.Errorf("shift: %v", mat.Formatted(s))
+	}
+	// d^2 = 1 + 1 + 2 = 4 off the diagonal; mean 4: exp(-1).
+	if g := Affinity(k, "gauss"); math.Abs(g.At(0, 1)-math.Exp(-1)) > 1e-15 || g.At(1, 1) != 1 {
+		t.Errorf("gauss: %v", mat.Formatted(g))
+	}
+}
+
+func ids(rs []Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const requestIDHeader = "X-Request-Id"
+
+// requestID takes the caller's X-Request-Id (if sane) or makes one, and echoes it.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader(requestIDHeader)
+	if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Set("request_id", id)
+	c.Header(requestIDHeader, id)
+	c.Next()
+}
+
+// recover turns a panic into a logged JSON 500, never a stack trace to the client.
+func (s *Server) recover(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic", "request_id", c.GetString("request_id"), "path", c.Request.URL.Path, "panic", r)
+			fail(c, http.StatusInternalServerError, "internal", "internal error (request "+c.GetString("request_id")+")")
+		}
+	}()
+	c.Next()
+}
+
+// observe logs every request and records its latency by route and status.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Writer.Status()
+	took := time.Since(start)
+	s.metrics.requests.With(prometheus.Labels{"route": route, "status": strconv.Itoa(status)}).Observe(took.Seconds())
+	s.log.Info("request", "request_id", c.GetString("request_id"), "method", c.Request.Method,
+		"path", c.Request.URL.Path, "status", status, "ms", float64(took.Microseconds())/1000)
+}
+
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
+		fail(c, http.StatusRequestEntityTooLarge, "too_large", "request body over "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	c.Next()
+}
+
+func (s *Server) timeout(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}
+
+func (s *Server) requireAdmin(c *gin.Context) {
+	if s.cfg.AdminToken == "" {
+		fail(c, http.StatusForbidden, "admin_disabled", "admin endpoints are disabled: start the server with --admin-token")
+		return
+	}
+	got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
+		c.Header("WWW-Authenticate", `Bearer realm="kernelrank"`)
+		fail(c, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
+		return
+	}
+	c.Next()
+}
+
+type metrics struct {
+	requests *prometheus.HistogramVec
+	stage    *prometheus.HistogramVec
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kernelrank_http_request_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route", "status"}),
+		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kernelrank_search_stage_seconds", Help: "Search latency by stage (text, kernel, visualrank) and strategy.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}, []string{"stage", "strategy"}),
+	}
+	reg.MustRegister(m.requests, m.stage, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}

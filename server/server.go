@@ -1,0 +1,122 @@
+// Package server is the HTTP API of kernelrank: gin routes for search,
+// images, learners, health and metrics, with the middleware every request
+// goes through (request ids, structured logs, limits, panics as JSON 500s).
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config holds the server's limits and credentials. Zero values take the defaults.
+type Config struct {
+	AdminToken     string        // bearer token for admin endpoints; empty disables them
+	MaxQueryLen    int           // characters (default 1000)
+	MaxK           int           // results per page (default 1000)
+	MaxWindow      int           // candidates re-ranked (default 1000)
+	DefaultWindow  int           // default candidate window (default 200)
+	MaxBodyBytes   int64         // request body limit (default 32 MiB)
+	RequestTimeout time.Duration // per-request deadline (default 30 s)
+	ImageDir       string        // where uploaded images are written (default: beside the index)
+}
+
+func (c *Config) fill() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.MaxQueryLen, 1000)
+	def(&c.MaxK, 1000)
+	def(&c.MaxWindow, 1000)
+	def(&c.DefaultWindow, 200)
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 32 << 20
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
+}
+
+// Server serves one index.
+type Server struct {
+	ix      *index.Index
+	cfg     Config
+	log     *slog.Logger
+	engine  *gin.Engine
+	metrics *metrics
+}
+
+// New builds the server and its routes over an open index.
+func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
+	cfg.fill()
+	gin.SetMode(gin.ReleaseMode)
+	reg := prometheus.NewRegistry()
+	s := &Server{ix: ix, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
+	e := s.engine
+	e.HandleMethodNotAllowed = true
+	e.Use(s.requestID, s.recover, s.observe, s.limitBody, s.timeout)
+	e.NoRoute(func(c *gin.Context) {
+		fail(c, http.StatusNotFound, "not_found", "no such endpoint: "+c.Request.URL.Path)
+	})
+	e.NoMethod(func(c *gin.Context) {
+		fail(c, http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+	})
+	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/readyz", s.ready)
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	e.GET("/", s.home)
+	v1 := e.Group("/v1")
+	v1.GET("/learners", s.listLearners)
+	v1.GET("/search", s.search)
+	v1.GET("/images/:id", s.getImage)
+	v1.GET("/images/:id/thumbnail", s.thumbnail)
+	admin := v1.Group("", s.requireAdmin)
+	admin.POST("/images", s.addImages)
+	admin.DELETE("/images/:id", s.deleteImage)
+	return s
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Serve listens on addr until ctx is cancelled, then shuts down gracefully,
+// letting requests in flight finish (up to 10 s).
+func (s *Server) Serve(ctx context.Context, addr string) error {
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           s.engine,
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      s.cfg.RequestTimeout + 5*time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	s.log.Info("listening", "addr", addr, "images", s.ix.Count())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down")
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) ready(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "images": s.ix.Count()})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
@@ -43,12 +44,25 @@ var parametric = map[string]struct {
 		},
 	},
 	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
-		for _, v := range x.RawMatrix().Data {
-			if v < 0 {
-				return nil, optErr("histogram intersection needs non-negative features; this corpus has negative values")
+		// Histogram intersection compares histograms: each row is scaled to
+		// sum 1 first (on 0/1 features it would otherwise equal the linear kernel).
+		h := mat.DenseCopyOf(x)
+		for i := 0; i < h.RawMatrix().Rows; i++ {
+			row := h.RawRowView(i)
+			sum := 0.0
+			for _, v := range row {
+				if v < 0 {
+					return nil, optErr("histogram intersection needs non-negative features; this corpus has negative values")
+				}
+				sum += v
+			}
+			if sum > 0 {
+				for j := range row {
+					row[j] /= sum
+				}
 			}
 		}
-		return learners.Intersection(x), nil
+		return learners.Intersection(h), nil
 	}},
 }
 
@@ -121,12 +135,47 @@ func noParams(strategy string, params json.RawMessage) error {
 }
 
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
+// The vectors are first re-coded as sorted (tag number, weight) lists over the
+// window's own vocabulary, so each of the n^2/2 dot products is a merge of two
+// short lists rather than map look-ups.
 func TextKernel(cands []Candidate) *mat.SymDense {
+	type entry struct {
+		tag int
+		w   float64
+	}
+	vocab := map[string]int{}
+	rows := make([][]entry, len(cands))
+	for i, c := range cands {
+		for tag, w := range c.Tags {
+			id, ok := vocab[tag]
+			if !ok {
+				id = len(vocab)
+				vocab[tag] = id
+			}
+			rows[i] = append(rows[i], entry{id, w})
+		}
+		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
+	}
 	n := len(cands)
 	k := mat.NewSymDense(n, nil)
+	raw := k.RawSymmetric()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			k.SetSym(i, j, cands[i].Tags.Dot(cands[j].Tags))
+			a, b := rows[i], rows[j]
+			dot := 0.0
+			for p, q := 0, 0; p < len(a) && q < len(b); {
+				switch {
+				case a[p].tag < b[q].tag:
+					p++
+				case a[p].tag > b[q].tag:
+					q++
+				default:
+					dot += a[p].w * b[q].w
+					p++
+					q++
+				}
+			}
+			raw.Data[i*raw.Stride+j] = dot
 		}
 	}
 	return k

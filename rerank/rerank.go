@@ -255,17 +255,33 @@ func explain(cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Resul
 		if opt.Voters == 0 {
 			continue
 		}
-		votes := make([]Vote, 0, n-1)
-		for j := 0; j < n; j++ {
-			if w := opt.Damping * s.At(i, j) * vr[j]; j != i && w > 0 {
-				votes = append(votes, Vote{cands[j].ID, w})
-			}
-		}
-		sort.SliceStable(votes, func(a, b int) bool { return votes[a].Weight > votes[b].Weight })
-		out[i].Voters = votes[:min(opt.Voters, len(votes))]
+		out[i].Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].VisualRank > out[b].VisualRank })
 	return out
+}
+
+// topVotes returns the k largest votes d S_ij VR_j (j != i, vote > 0) for
+// image i, largest first, earlier candidates first among equal votes. An
+// insertion buffer of k keeps it O(n k) per image rather than a full sort.
+func topVotes(cands []Candidate, row, vr []float64, i int, d float64, k int) []Vote {
+	top := make([]Vote, 0, k)
+	for j, sij := range row {
+		w := d * sij * vr[j]
+		if j == i || w <= 0 || (len(top) == k && w <= top[k-1].Weight) {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, Vote{})
+		}
+		pos := len(top) - 1
+		for pos > 0 && top[pos-1].Weight < w {
+			top[pos] = top[pos-1]
+			pos--
+		}
+		top[pos] = Vote{cands[j].ID, w}
+	}
+	return top
 }
 
 // Affinity turns a kernel into non-negative affinities (see Options.Affinity).

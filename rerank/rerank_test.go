@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -77,7 +78,7 @@ func lookalikes() []Candidate {
 
 func TestRerankStrategies(t *testing.T) {
 	ctx := context.Background()
-	for _, s := range []string{"text", "linear", "rbf", "poly", "intersection"} {
+	for _, s := range []string{"text", "linear", "rbf", "poly", "intersection", "npk"} {
 		res, info, err := Rerank(ctx, lookalikes(), Options{Strategy: s, Voters: 3})
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -164,4 +165,51 @@ func ids(rs []Result) []string {
 		out[i] = r.ID
 	}
 	return out
+}
+
+func TestTextKernelEqualsTagDotProducts(t *testing.T) {
+	words := []string{"sky", "sea", "sun", "tree", "cat", "grass", "city"}
+	var cands []Candidate
+	for i := 0; i < 12; i++ {
+		var ts []string
+		for w := range words {
+			if (i*7+w*3)%4 == 0 {
+				ts = append(ts, words[w])
+			}
+		}
+		cands = append(cands, Candidate{ID: fmt.Sprint(i), Tags: tags(ts...)})
+	}
+	k := TextKernel(cands)
+	for i := range cands {
+		for j := range cands {
+			if got, want := k.At(i, j), cands[i].Tags.Dot(cands[j].Tags); math.Abs(got-want) > 1e-15 {
+				t.Fatalf("K(%d,%d) = %g, want %g", i, j, got, want)
+			}
+		}
+	}
+}
+
+func TestTopVotes(t *testing.T) {
+	cands := []Candidate{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}
+	// Votes d S_0j VR_j for image 0: b 0.5*0.2*0.5=0.05, c 0.5*0.4*0.5=0.1, d 0.5*0.4*0.5=0.1.
+	row := []float64{0.9, 0.2, 0.4, 0.4}
+	vr := []float64{0.5, 0.5, 0.5, 0.5}
+	got := topVotes(cands, row, vr, 0, 0.5, 2)
+	if len(got) != 2 || got[0].ID != "c" || got[1].ID != "d" || math.Abs(got[0].Weight-0.1) > 1e-15 {
+		t.Fatalf("top votes = %v, want c then d (equal votes keep candidate order), 0.1 each", got)
+	}
+	if got := topVotes(cands, row, vr, 0, 0.5, 5); len(got) != 3 || got[2].ID != "b" {
+		t.Fatalf("all votes = %v, want c, d, b and never the image itself", got)
+	}
+}
+
+func TestRerankTooFewToVoteKeepsTextOrder(t *testing.T) {
+	c := lookalikes()[:2]
+	res, _, err := Rerank(context.Background(), c, Options{Strategy: "npk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].ID != "outlier" || res[0].VisualRank != 0.5 {
+		t.Fatalf("two candidates: %+v, want the text order with equal scores", res)
+	}
 }

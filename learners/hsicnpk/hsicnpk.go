@@ -90,6 +90,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Name is the registry name of this learner.
@@ -173,6 +174,13 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input) (*learners.Output
 		return nil, nil, err
 	}
 	pr, err := setup(in, l.cfg)
+	if errors.Is(err, errNoTags) {
+		// Identical tags (after centring) leave nothing to maximise: the
+		// zero kernel is the exact optimum, and a re-ranker over it keeps
+		// the text order.
+		n := in.N()
+		return &learners.Output{Kernel: mat.NewSymDense(n, nil), Stats: learners.Stats{Converged: true}}, nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}

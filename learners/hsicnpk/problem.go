@@ -47,8 +47,9 @@ type problem struct {
 	nrm float64 // ||A_+||_F
 }
 
-// errNoTags reports a tag kernel with nothing left after centring.
-var errNoTags = errors.New("the target (tag) kernel is constant after centring: the candidates' tags carry no information to learn from")
+// errNoTags reports a tag kernel with nothing left after centring: M = 0, so
+// the objective is (C/2) sum xi^2 >= 0 and K = 0 is optimal.
+var errNoTags = errors.New("the target (tag) kernel is constant after centring")
 
 // setup scales the data (see the package doc) and builds the problem.
 func setup(in *learners.Input, cfg config) (*problem, error) {
@@ -87,7 +88,7 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 		scale = math.Max(scale, math.Abs(in.Target.At(i, i)))
 	}
 	if !(fro > 1e-12*scale*float64(n)) {
-		return nil, fmt.Errorf("%w: %w", learners.ErrInput, errNoTags)
+		return nil, errNoTags
 	}
 	mc.ScaleSym(1/fro, mc)
 

@@ -307,7 +307,6 @@ func TestBadInput(t *testing.T) {
 		"missing features": {Target: kt},
 		"NaN features":     {Features: nan, Target: kt},
 		"size mismatch":    {Features: x, Target: learners.Linear(mat.NewDense(5, 2, nil))},
-		"constant tags":    {Features: x, Target: constant},
 		"one point":        {Features: x1, Target: kt1},
 		"empty":            {},
 	}
@@ -317,6 +316,25 @@ func TestBadInput(t *testing.T) {
 		if !errors.Is(err, learners.ErrInput) || out != nil {
 			t.Errorf("%s: err = %v, want ErrInput", name, err)
 		}
+	}
+}
+
+// Identical tags leave M = 0: the objective is (C/2) sum xi^2 >= 0, so the
+// zero kernel is the exact optimum.
+func TestConstantTagsGiveTheZeroKernel(t *testing.T) {
+	x, _ := randomProblem(6, 2, 3, 1)
+	constant := mat.NewSymDense(6, nil)
+	for i := 0; i < 6; i++ {
+		for j := i; j < 6; j++ {
+			constant.SetSym(i, j, 1)
+		}
+	}
+	out, err := newLearner(t, "").Fit(context.Background(), &learners.Input{Features: x, Target: constant})
+	if err != nil || !out.Stats.Converged {
+		t.Fatalf("err = %v, stats %+v", err, out.Stats)
+	}
+	if f := learners.Frobenius(out.Kernel, out.Kernel); f != 0 {
+		t.Fatalf("||K||^2 = %g, want 0", f)
 	}
 }
 

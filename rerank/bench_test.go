@@ -1,0 +1,77 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/internal/dataset"
+	_ "github.com/kernelrank/kernelrank/learners/all"
+)
+
+// corelWindow returns the first 200 Corel5k images carrying keyword, as the
+// text stage would hand them over (tags are the true keywords, idf over the
+// whole corpus).
+func corelWindow(tb testing.TB, keyword string) []Candidate {
+	dir, ok := dataset.DataDir()
+	if !ok {
+		tb.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the Corel5k benchmark")
+	}
+	ml, err := dataset.LoadCorel5k(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	df := map[string]int{}
+	for _, ys := range ml.Y {
+		for _, y := range ys {
+			df[ml.LabelNames[y]]++
+		}
+	}
+	var cands []Candidate
+	for i, ys := range ml.Y {
+		var tags []string
+		for _, y := range ys {
+			tags = append(tags, ml.LabelNames[y])
+		}
+		has := false
+		for _, t := range tags {
+			has = has || t == keyword
+		}
+		if !has {
+			continue
+		}
+		v := make([]float32, len(ml.X[i]))
+		for j, x := range ml.X[i] {
+			v[j] = float32(x)
+		}
+		cands = append(cands, NewCandidate(fmt.Sprint("img", i), 1, tags, v, len(ml.Y), func(t string) int { return df[t] }))
+		if len(cands) == 200 {
+			break
+		}
+	}
+	return cands
+}
+
+// BenchmarkRerank200 is the per-query cost of re-ranking a 200-image window
+// (kernel learning + VisualRank), uncached.
+func BenchmarkRerank200(b *testing.B) {
+	cands := corelWindow(b, "sky")
+	for _, c := range []struct{ name, strategy, params string }{
+		{"npk-full", "npk", `{}`},
+		{"npk-rank10", "npk", `{"rank":10}`},
+		{"npk-rank30", "npk", `{"rank":30}`},
+		{"rbf", "rbf", `{}`},
+		{"linear", "linear", `{}`},
+		{"text", "text", `{}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Rerank(context.Background(), cands, Options{Strategy: c.strategy, Params: json.RawMessage(c.params), Voters: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package learners
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -55,9 +54,9 @@ type LanczosOptions struct {
 	Seed uint64
 }
 
-// ErrNotConverged is returned when Lanczos stops at MaxIter without the
-// requested eigenpairs reaching the tolerance.
-var ErrNotConverged = errors.New("lanczos: not converged")
+// errLanczos is wrapped with ErrNotConverged when Lanczos stops at MaxIter
+// without the requested eigenpairs reaching the tolerance.
+var errLanczos = fmt.Errorf("lanczos: %w", ErrNotConverged)
 
 // TopK returns the k eigenvalues of op at the chosen end of the spectrum and
 // their eigenvectors (n x k, as columns), by Lanczos with full
@@ -145,7 +144,7 @@ func TopK(op Operator, k int, which Which, opt LanczosOptions) ([]float64, *mat.
 					}
 				}
 				if !ok {
-					return outVals, vecs, ErrNotConverged
+					return outVals, vecs, errLanczos
 				}
 				return outVals, vecs, nil
 			}
@@ -165,7 +164,7 @@ func TopK(op Operator, k int, which Which, opt LanczosOptions) ([]float64, *mat.
 		}
 		beta = append(beta, b)
 	}
-	return nil, nil, ErrNotConverged
+	return nil, nil, errLanczos
 }
 
 // tridiagEigen solves the Lanczos tridiagonal matrix densely (it is small).

@@ -193,6 +193,12 @@ type Output struct {
 	Stats     Stats
 }
 
+// ErrNotConverged is wrapped by the error of a fit that stopped (at its
+// iteration cap) before its convergence criterion held. Such a fit returns its
+// best output too, with Stats.Converged false, so that a caller may use it
+// knowingly; it is never returned without the error.
+var ErrNotConverged = errors.New("did not converge")
+
 // Learner learns from an Input. Fit must honour ctx cancellation inside its
 // iterations and be deterministic given its parameters (including any seed).
 type Learner interface {

@@ -3,6 +3,7 @@ package rerank
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -119,6 +120,11 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 			Kernels:  []*mat.SymDense{learners.Linear(x), text},
 		}
 		out, err := l.Fit(ctx, in)
+		if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {
+			// The best kernel reached, served knowingly: Stats.Converged
+			// is false and Info.Warning says so.
+			return out.Kernel, &out.Stats, nil
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("learner %s: %w", name, err)
 		}

@@ -83,7 +83,10 @@ type Info struct {
 	Iterations int             `json:"visualrank_iterations"`
 	Learner    *learners.Stats `json:"learner,omitempty"`
 	KernelTime time.Duration   `json:"kernel_ns"`
-	RankTime   time.Duration   `json:"rank_ns"`
+	// Warning is set when the learner stopped short of its convergence
+	// criterion and the ranking uses the best kernel it reached.
+	Warning  string        `json:"warning,omitempty"`
+	RankTime time.Duration `json:"rank_ns"`
 }
 
 // minRerank is the fewest candidates worth re-ranking: with two, VisualRank
@@ -181,6 +184,9 @@ func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info
 		}
 		info.Learner = stats
 		info.KernelTime = time.Since(start)
+		if stats != nil && !stats.Converged {
+			info.Warning = fmt.Sprintf("the %s learner stopped after %d iterations without reaching its tolerance (gap %.3g): ranked by the best kernel it reached", opt.Strategy, stats.Iterations, stats.Gap)
+		}
 		start = time.Now()
 		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
 		info.Iterations = iter

@@ -213,3 +213,13 @@ func TestRerankTooFewToVoteKeepsTextOrder(t *testing.T) {
 		t.Fatalf("two candidates: %+v, want the text order with equal scores", res)
 	}
 }
+
+func TestUnconvergedLearnerIsServedWithAWarning(t *testing.T) {
+	res, info, err := Rerank(context.Background(), lookalikes(), Options{Strategy: "npk", Params: json.RawMessage(`{"max_iter":1,"budget":100}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Learner == nil || info.Learner.Converged || info.Warning == "" || len(res) != 4 {
+		t.Fatalf("info %+v, %d results: want a warning and the best kernel's ranking", info, len(res))
+	}
+}

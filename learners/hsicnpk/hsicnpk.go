@@ -75,7 +75,7 @@
 // Stats.Iterations counts the iterations of both phases, Stats.Gap is the
 // final relative gap. A fit that ends without the certificate has
 // Stats.Converged false and
-// returns an error wrapping ErrNotConverged together with the best kernel
+// returns an error wrapping learners.ErrNotConverged together with the best kernel
 // found, unless the parameter best_effort is set, in which case the error is
 // nil and only Stats says so: a re-ranker on a deadline can then serve a
 // slightly suboptimal kernel knowingly.
@@ -95,10 +95,6 @@ import (
 
 // Name is the registry name of this learner.
 const Name = "hsicnpk"
-
-// ErrNotConverged is wrapped by the error of a fit that stopped without
-// reaching the duality-gap tolerance (max_iter reached, or a stall).
-var ErrNotConverged = errors.New("hsicnpk: kernel did not converge")
 
 type config struct {
 	k          int
@@ -159,7 +155,7 @@ type Learner struct {
 
 // Fit learns the kernel over the n points of in (Features and Target).
 // A fit that stops without the gap certificate returns its best kernel (with
-// Stats.Converged false) together with an error wrapping ErrNotConverged,
+// Stats.Converged false) together with an error wrapping learners.ErrNotConverged,
 // unless best_effort is set. A cancelled ctx returns ctx.Err().
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	out, _, err := l.fit(ctx, in)
@@ -208,7 +204,7 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input) (*learners.Output
 		},
 	}
 	if !converged && !l.cfg.bestEffort {
-		return out, s, fmt.Errorf("%w: relative duality gap %.3g > tol %g after %d iterations", ErrNotConverged, s.gap(), l.cfg.tol, s.iter)
+		return out, s, fmt.Errorf("hsicnpk: kernel %w: relative duality gap %.3g > tol %g after %d iterations", learners.ErrNotConverged, s.gap(), l.cfg.tol, s.iter)
 	}
 	return out, s, nil
 }

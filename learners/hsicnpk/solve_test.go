@@ -268,7 +268,7 @@ func TestDegenerateInteriorOptimum(t *testing.T) {
 	// With the fallback capped, the fit says it did not converge.
 	l = &Learner{cfg: config{k: 5, c: 10, budget: 1000, tol: 1e-4, maxIter: 30}}
 	out, err = l.Fit(context.Background(), in)
-	if !errors.Is(err, ErrNotConverged) || out == nil || out.Stats.Converged {
+	if !errors.Is(err, learners.ErrNotConverged) || out == nil || out.Stats.Converged {
 		t.Fatalf("capped degenerate fit: err %v, output %+v", err, out)
 	}
 }
@@ -278,8 +278,8 @@ func TestNotConvergedIsNeverSilent(t *testing.T) {
 	in := &learners.Input{Features: x, Target: kt}
 	l := newLearner(t, `{"max_iter": 2}`)
 	out, err := l.Fit(context.Background(), in)
-	if !errors.Is(err, ErrNotConverged) {
-		t.Fatalf("err = %v, want ErrNotConverged", err)
+	if !errors.Is(err, learners.ErrNotConverged) {
+		t.Fatalf("err = %v, want learners.ErrNotConverged", err)
 	}
 	if out == nil || out.Stats.Converged || out.Stats.Gap <= 1e-4 || out.Kernel == nil {
 		t.Fatalf("unconverged output %+v", out)

@@ -8,8 +8,11 @@ import (
 
 // Base kernels over the rows of a feature matrix X (n x d).
 
-// Linear returns X X^T.
+// Linear returns X X^T (from the non-zeros alone when x is sparse).
 func Linear(x *mat.Dense) *mat.SymDense {
+	if g := sparseGram(x); g != nil {
+		return g
+	}
 	n, _ := x.Dims()
 	k := mat.NewSymDense(n, nil)
 	k.SymOuterK(1, x)
@@ -55,9 +58,8 @@ func Intersection(x *mat.Dense) *mat.SymDense {
 	return k
 }
 
-// sqDistancesDense returns the squared Euclidean distances between the rows
-// of x through the Gram matrix.
-func sqDistancesDense(x *mat.Dense) *mat.SymDense {
+// SqDistances returns the squared Euclidean distances between the rows of x.
+func SqDistances(x *mat.Dense) *mat.SymDense {
 	return KernelDistances(Linear(x))
 }
 

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func TestSqDistancesSparsePathMatchesDense(t *testing.T) {
+func TestSparseGramMatchesDense(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for _, density := range []float64{0.02, 0.1, 0.5} {
 		x := mat.NewDense(30, 60, nil)
@@ -19,11 +19,19 @@ func TestSqDistancesSparsePathMatchesDense(t *testing.T) {
 				}
 			}
 		}
-		got, want := SqDistances(x), sqDistancesDense(x)
+		got := sparseGram(x)
+		if (got == nil) != (density > 0.125) {
+			t.Fatalf("density %g: sparse path taken = %v", density, got != nil)
+		}
+		if got == nil {
+			continue
+		}
+		var want mat.Dense
+		want.Mul(x, x.T())
 		for i := 0; i < 30; i++ {
 			for j := 0; j < 30; j++ {
-				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-12*math.Max(1, want.At(i, j)) {
-					t.Fatalf("density %g: d(%d,%d) = %g, want %g", density, i, j, got.At(i, j), want.At(i, j))
+				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-12*math.Max(1, math.Abs(want.At(i, j))) {
+					t.Fatalf("density %g: G(%d,%d) = %g, want %g", density, i, j, got.At(i, j), want.At(i, j))
 				}
 			}
 		}

@@ -114,10 +114,10 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 			return nil, nil, err
 		}
 		text := TextKernel(cands)
-		in := &learners.Input{
-			Features: x,
-			Target:   text,
-			Kernels:  []*mat.SymDense{learners.Linear(x), text},
+		in := &learners.Input{Features: x, Target: text}
+		if spec.Needs&learners.NeedKernels != 0 {
+			// Base kernels only for the learners that combine them.
+			in.Kernels = []*mat.SymDense{learners.Linear(x), text}
 		}
 		out, err := l.Fit(ctx, in)
 		if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {

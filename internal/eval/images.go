@@ -19,6 +19,7 @@ import (
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
+	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
 )
 
@@ -124,6 +125,14 @@ func grid(quick bool) []config {
 	}
 	for _, p := range lowranks {
 		cs = append(cs, config{method: "npk-lowrank", strategy: "npk", params: p, variants: learned})
+	}
+	// Every other registered learner that can learn a kernel from what a
+	// query has (visual features, the tag kernel, base kernels), with its defaults.
+	const has = learners.NeedFeatures | learners.NeedTarget | learners.NeedKernels
+	for _, s := range learners.Specs() {
+		if s.Name != "hsicnpk" && s.Needs&^has == 0 && (s.Kind == learners.KindKernel || s.Kind == learners.KindWeights) {
+			cs = append(cs, config{method: s.Name, strategy: s.Name, variants: learned})
+		}
 	}
 	return cs
 }

@@ -61,6 +61,7 @@ func BenchmarkRerank200(b *testing.B) {
 		{"npk-full", "npk", `{}`},
 		{"npk-rank10", "npk", `{"rank":10}`},
 		{"npk-rank30", "npk", `{"rank":30}`},
+		{"poly", "poly", `{}`},
 		{"rbf", "rbf", `{}`},
 		{"linear", "linear", `{}`},
 		{"text", "text", `{}`},

@@ -43,9 +43,15 @@ type Options struct {
 	Voters int
 }
 
-// Defaults, chosen on the validation queries of `kernelrank eval images`.
+// Defaults, chosen on the validation queries of `kernelrank eval images`
+// (Corel5k, seeds 1, 7919, 2, 3): the degree-2 polynomial kernel has the best
+// mean validation P@10 (93.3; test 91.7 against 54.5 for the text order),
+// level with histogram intersection (93.2), which needs non-negative
+// features, and ahead of full-rank npk (91.4). The uniform prior beat the
+// text-score prior for every kernel, so it is the default although spec A.2
+// suggests the text prior.
 const (
-	DefaultStrategy = "npk"
+	DefaultStrategy = "poly"
 	DefaultPrior    = "uniform"
 	DefaultAffinity = "clip"
 	DefaultDamping  = 0.85

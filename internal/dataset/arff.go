@@ -282,6 +282,24 @@ func parseAttribute(rest string) (Attribute, error) {
 func splitFields(s string) ([]string, error) {
 	var out []string
 	start := 0
+	balanced := scanUnquoted(s, func(i int, c byte) bool {
+		if c == ',' {
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+		return true
+	})
+	if !balanced {
+		return nil, fmt.Errorf("unterminated quote in %q", clip(s))
+	}
+	out = append(out, strings.TrimSpace(s[start:]))
+	return out, nil
+}
+
+// scanUnquoted calls visit for every byte of s outside single or double
+// quotes (a backslash escapes the next byte inside quotes) until visit returns
+// false; it reports whether every quote was closed.
+func scanUnquoted(s string, visit func(i int, c byte) bool) bool {
 	var q byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -292,16 +310,13 @@ func splitFields(s string) ([]string, error) {
 			q = 0
 		case q == 0 && (c == '\'' || c == '"'):
 			q = c
-		case q == 0 && c == ',':
-			out = append(out, strings.TrimSpace(s[start:i]))
-			start = i + 1
+		case q == 0:
+			if !visit(i, c) {
+				return true
+			}
 		}
 	}
-	if q != 0 {
-		return nil, fmt.Errorf("unterminated quote in %q", clip(s))
-	}
-	out = append(out, strings.TrimSpace(s[start:]))
-	return out, nil
+	return q == 0
 }
 
 func unquote(s string) (string, error) {
@@ -320,21 +335,15 @@ func unquote(s string) (string, error) {
 
 // closingBrace returns the index of the first } outside quotes, or -1.
 func closingBrace(s string) int {
-	var q byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case q != 0 && c == '\\':
-			i++
-		case q != 0 && c == q:
-			q = 0
-		case q == 0 && (c == '\'' || c == '"'):
-			q = c
-		case q == 0 && c == '}':
-			return i
+	at := -1
+	scanUnquoted(s, func(i int, c byte) bool {
+		if c == '}' {
+			at = i
+			return false
 		}
-	}
-	return -1
+		return true
+	})
+	return at
 }
 
 func parseValue(tok string, at Attribute, nom map[string]int) (float64, error) {

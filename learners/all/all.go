@@ -4,4 +4,5 @@ package all
 import (
 	// Each import registers its learner in init.
 	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
+	_ "github.com/kernelrank/kernelrank/learners/umkl"
 )

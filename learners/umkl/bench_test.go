@@ -1,0 +1,61 @@
+package umkl
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ionosphere returns the UCI ionosphere set (PMLB copy, 351 x 34; feature
+// 2 is constant), standardised, and its labels (0/1), skipping without the
+// shared data.
+func ionosphere(tb testing.TB) (*mat.Dense, []float64) {
+	tb.Helper()
+	dir, ok := dataset.DataDir()
+	if !ok {
+		tb.Skip("shared data not found (../shared/data or $KERNELRANK_DATA): skipping the real-data test")
+	}
+	const rel = "uci/pmlb/ionosphere.tsv.gz"
+	if err := dataset.VerifyMD5(dir, rel); err != nil {
+		tb.Fatal(err)
+	}
+	rows, y, _, err := dataset.LoadPMLB(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	x := mat.NewDense(len(rows), len(rows[0]), nil)
+	for i, r := range rows {
+		x.SetRow(i, r)
+	}
+	z, _, _ := learners.Standardize(x)
+	return z, y
+}
+
+// BenchmarkFitIonosphere times one fit with the defaults (gamma = 100,
+// B = 10) on ionosphere with the spec's base kernels: 13 x 35 = 455
+// unit-trace kernels over n = 351 points (kernel construction not timed).
+func BenchmarkFitIonosphere(b *testing.B) {
+	x, _ := ionosphere(b)
+	in := &learners.Input{Kernels: learners.MKLBaseKernels(x), Features: x}
+	l := newLearner(b, ``)
+	b.ReportAllocs()
+	var out *learners.Output
+	for b.Loop() {
+		var err error
+		if out, err = l.Fit(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	nnz := 0
+	for _, w := range out.Weights {
+		if w > 0 {
+			nnz++
+		}
+	}
+	b.ReportMetric(float64(out.Stats.Iterations), "iters")
+	b.ReportMetric(float64(nnz), "kernels")
+}

@@ -202,6 +202,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	// scores[q][config][variant] holds P@N for each cutoff.
 	scores := make([][][][]float64, len(queries))
 	unconverged := make([]int, len(configs))
+	failed := make([]int, len(configs))
 	random := make([][]float64, len(queries))
 	raw := make([][]float64, len(queries))
 	jobs := make(chan int)
@@ -221,9 +222,12 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 				}
 				scores[qi], random[qi], raw[qi] = r.byConfig, r.random, r.raw
 				mu.Lock()
-				for ci, u := range r.unconverged {
-					if u {
+				for ci := range configs {
+					if r.unconverged[ci] {
 						unconverged[ci]++
+					}
+					if r.failed[ci] {
+						failed[ci]++
 					}
 				}
 				done++
@@ -293,7 +297,7 @@ feed:
 				best[k] = struct {
 					val, test []float64
 					params    string
-				}{v, t, describe(c.params, unconverged[ci], len(queries))}
+				}{v, t, describe(c.params, unconverged[ci], failed[ci], len(queries))}
 			}
 		}
 	}
@@ -310,6 +314,7 @@ feed:
 type queryResult struct {
 	byConfig    [][][]float64
 	unconverged []bool // per config: the learner stopped short of its tolerance
+	failed      []bool // per config: the learner rejected this query's input (ranked in text order)
 	random, raw []float64
 }
 
@@ -321,7 +326,8 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 	if len(hits) == 0 {
 		// The text stage found nothing: every method scores 0 on this query.
 		zero := make([]float64, len(Cutoffs))
-		r := &queryResult{random: zero, raw: zero, byConfig: make([][][]float64, len(configs)), unconverged: make([]bool, len(configs))}
+		r := &queryResult{random: zero, raw: zero, byConfig: make([][][]float64, len(configs)),
+			unconverged: make([]bool, len(configs)), failed: make([]bool, len(configs))}
 		for ci, c := range configs {
 			r.byConfig[ci] = make([][]float64, len(c.variants))
 			for vi := range c.variants {
@@ -372,6 +378,7 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 	r.random = at(rng.Perm(len(hits)))
 	r.byConfig = make([][][]float64, len(configs))
 	r.unconverged = make([]bool, len(configs))
+	r.failed = make([]bool, len(configs))
 	for ci, c := range configs {
 		var params json.RawMessage
 		if c.params != "" {
@@ -380,11 +387,19 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 		// A learner that stops short still yields its best kernel (with
 		// stats.Converged false): counted and reported, not fatal.
 		k, stats, err := rerank.Kernel(ctx, cands, c.strategy, params)
+		r.byConfig[ci] = make([][]float64, len(c.variants))
+		if errors.Is(err, learners.ErrInput) {
+			// This window is degenerate for the learner: the text order stands.
+			r.failed[ci] = true
+			for vi := range c.variants {
+				r.byConfig[ci][vi] = r.raw
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", c.method, c.params, err)
 		}
 		r.unconverged[ci] = stats != nil && !stats.Converged
-		r.byConfig[ci] = make([][]float64, len(c.variants))
 		for vi, v := range c.variants {
 			vr, _, _ := rerank.Scores(k, cands, v.prior, v.affinity, rerank.DefaultDamping)
 			order := append([]int(nil), identity...)
@@ -396,10 +411,13 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 }
 
 // describe names a configuration for the report, with how many of its fits
-// did not converge.
-func describe(params string, unconverged, fits int) string {
+// did not converge or rejected their window.
+func describe(params string, unconverged, failed, fits int) string {
 	if unconverged > 0 {
 		params += fmt.Sprintf(" (%d/%d fits unconverged)", unconverged, fits)
+	}
+	if failed > 0 {
+		params += fmt.Sprintf(" (%d/%d windows rejected: text order)", failed, fits)
 	}
 	return params
 }

@@ -3,6 +3,7 @@ package umkl
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -54,10 +55,15 @@ func newProblem(in *learners.Input, cfg config) (*problem, error) {
 			for i := range n {
 				tr += k.At(i, i)
 			}
-			if !(tr > 0) {
+			switch {
+			case tr > 0:
+				pr.scale[t] = 1 / tr
+			case tr == 0 && slices.Max(pr.kern[t].Data) == 0 && slices.Min(pr.kern[t].Data) == 0:
+				// The zero kernel (e.g. a tag kernel over identical
+				// tags): nothing to normalise, and it adds nothing.
+			default:
 				return nil, fmt.Errorf("%w: umkl: base kernel %d has trace %g: it cannot be normalised", learners.ErrInput, t, tr)
 			}
-			pr.scale[t] = 1 / tr
 		}
 	}
 	return pr, nil

@@ -254,9 +254,18 @@ func TestTraceNormalisation(t *testing.T) {
 	for i := range a.Weights {
 		near(t, "weight", b.Weights[i], a.Weights[i], 1e-12)
 	}
+	// The zero kernel is accepted as it is (it adds nothing); a non-zero
+	// kernel with trace 0 is indefinite and cannot be normalised.
 	zero := &learners.Input{Features: in.Features, Kernels: []*mat.SymDense{mat.NewSymDense(6, nil), in.Kernels[0]}}
-	if _, err := newLearner(t, ``).Fit(context.Background(), zero); !errors.Is(err, learners.ErrInput) {
-		t.Errorf("zero-trace kernel: got %v, want ErrInput", err)
+	out, err := newLearner(t, ``).Fit(context.Background(), zero)
+	if err != nil || math.Abs(out.Weights[0]+out.Weights[1]-1) > 1e-12 {
+		t.Errorf("zero kernel: %v, weights %v", err, out)
+	}
+	indefinite := mat.NewSymDense(6, nil)
+	indefinite.SetSym(0, 1, 1)
+	bad := &learners.Input{Features: in.Features, Kernels: []*mat.SymDense{indefinite, in.Kernels[0]}}
+	if _, err := newLearner(t, ``).Fit(context.Background(), bad); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("zero-trace non-zero kernel: got %v, want ErrInput", err)
 	}
 }
 

@@ -226,6 +226,8 @@ func TestInputValidate(t *testing.T) {
 	k := identity(3)
 	bad := identity(3)
 	bad.SetSym(0, 1, math.NaN())
+	nanDiag := identity(3)
+	nanDiag.SetSym(2, 2, math.NaN())
 	cases := map[string]struct {
 		in    Input
 		needs Needs
@@ -251,5 +253,12 @@ func TestInputValidate(t *testing.T) {
 	ok := Input{Kernels: []*mat.SymDense{k}, Labels: []int{0, -1, 1}, MustLink: []Pair{{0, 2}}}
 	if err := ok.Validate(NeedKernels | NeedLabels | NeedPairs); err != nil {
 		t.Errorf("valid input rejected: %v", err)
+	}
+	if got := ok.BaseKernels(); len(got) != 1 || got[0].At(1, 1) != 1 || ok.TargetKernel() != nil {
+		t.Errorf("BaseKernels/TargetKernel of a dense input: %v, %v", got, ok.TargetKernel())
+	}
+	implicit := Input{Matrices: []KernelMatrix{DenseKernel{k}}, TargetMatrix: DenseKernel{k}, Labels: []int{0, 1, 1}}
+	if err := implicit.Validate(NeedKernels | NeedTarget | NeedLabels | AcceptImplicit); err != nil || implicit.N() != 3 {
+		t.Errorf("valid implicit input rejected: %v (n = %d)", err, implicit.N())
 	}
 }

@@ -37,9 +37,13 @@ const (
 	NeedTarget                     // a target kernel (e.g. the tag kernel)
 	NeedLabels                     // class labels (some may be Unlabeled)
 	NeedPairs                      // must-link / cannot-link pairs
+	// AcceptImplicit is not a need but a capability: the learner takes base
+	// kernels and target as KernelMatrix (Input.Matrices, Input.TargetMatrix)
+	// when they are too large to store, as for thousands of users.
+	AcceptImplicit
 )
 
-var needNames = []string{"kernels", "features", "target", "labels", "pairs"}
+var needNames = []string{"kernels", "features", "target", "labels", "pairs", "implicit-kernels"}
 
 // Names lists the needs in a fixed order, for documentation and errors.
 func (n Needs) Names() []string {
@@ -60,12 +64,40 @@ type Pair struct{ I, J int }
 
 // Input is what a learner learns from. All matrices are over the same n points.
 type Input struct {
-	Kernels    []*mat.SymDense // base kernels, n x n each
-	Features   *mat.Dense      // n x d raw features
-	Target     *mat.SymDense   // target kernel, n x n
-	Labels     []int           // class index 0..C-1 or Unlabeled, length n
-	MustLink   []Pair          // pairs that should be similar
-	CannotLink []Pair          // pairs that should be dissimilar
+	Kernels  []*mat.SymDense // base kernels, n x n each
+	Features *mat.Dense      // n x d raw features
+	Target   *mat.SymDense   // target kernel, n x n
+	// Matrices and TargetMatrix stand for Kernels and Target when those are
+	// too large to store (sparse, factored, low-rank or implicit kernels);
+	// only learners with AcceptImplicit take them. Give one form, not both.
+	Matrices     []KernelMatrix
+	TargetMatrix KernelMatrix
+	Labels       []int  // class index 0..C-1 or Unlabeled, length n
+	MustLink     []Pair // pairs that should be similar
+	CannotLink   []Pair // pairs that should be dissimilar
+}
+
+// BaseKernels returns the base kernels as KernelMatrix, whichever form they were given in.
+func (in *Input) BaseKernels() []KernelMatrix {
+	if len(in.Matrices) > 0 {
+		return in.Matrices
+	}
+	out := make([]KernelMatrix, len(in.Kernels))
+	for i, k := range in.Kernels {
+		out[i] = DenseKernel{k}
+	}
+	return out
+}
+
+// TargetKernel returns the target as a KernelMatrix (nil when there is none).
+func (in *Input) TargetKernel() KernelMatrix {
+	if in.TargetMatrix != nil {
+		return in.TargetMatrix
+	}
+	if in.Target != nil {
+		return DenseKernel{in.Target}
+	}
+	return nil
 }
 
 // ErrInput wraps every error caused by bad learner input, so callers can map it to a client error.
@@ -80,11 +112,15 @@ func (in *Input) N() int {
 	switch {
 	case len(in.Kernels) > 0 && in.Kernels[0] != nil:
 		return in.Kernels[0].SymmetricDim()
+	case len(in.Matrices) > 0 && in.Matrices[0] != nil:
+		return in.Matrices[0].Dim()
 	case in.Features != nil:
 		r, _ := in.Features.Dims()
 		return r
 	case in.Target != nil:
 		return in.Target.SymmetricDim()
+	case in.TargetMatrix != nil:
+		return in.TargetMatrix.Dim()
 	}
 	return len(in.Labels)
 }
@@ -96,8 +132,25 @@ func (in *Input) Validate(needs Needs) error {
 	if n == 0 {
 		return inputErr("no points: the input is empty")
 	}
-	if needs&NeedKernels != 0 && len(in.Kernels) == 0 {
+	implicit := len(in.Matrices) > 0 || in.TargetMatrix != nil
+	if implicit && needs&AcceptImplicit == 0 {
+		return inputErr("this learner needs stored (dense) kernels; it does not take implicit ones")
+	}
+	if len(in.Matrices) > 0 && len(in.Kernels) > 0 || in.TargetMatrix != nil && in.Target != nil {
+		return inputErr("give each kernel either stored or implicit, not both")
+	}
+	if needs&NeedKernels != 0 && len(in.Kernels)+len(in.Matrices) == 0 {
 		return inputErr("this learner needs base kernels and none were given")
+	}
+	for t, k := range in.Matrices {
+		if err := checkImplicit(fmt.Sprintf("base kernel %d", t), k, n); err != nil {
+			return err
+		}
+	}
+	if in.TargetMatrix != nil {
+		if err := checkImplicit("target kernel", in.TargetMatrix, n); err != nil {
+			return err
+		}
 	}
 	for t, k := range in.Kernels {
 		if err := checkSym(fmt.Sprintf("base kernel %d", t), k, n); err != nil {
@@ -116,7 +169,7 @@ func (in *Input) Validate(needs Needs) error {
 			return err
 		}
 	}
-	if needs&NeedTarget != 0 && in.Target == nil {
+	if needs&NeedTarget != 0 && in.Target == nil && in.TargetMatrix == nil {
 		return inputErr("this learner needs a target kernel and none was given")
 	}
 	if in.Target != nil {
@@ -165,6 +218,18 @@ func checkSym(name string, k *mat.SymDense, n int) error {
 		return inputErr("%s is %d x %d, want %d x %d", name, k.SymmetricDim(), k.SymmetricDim(), n, n)
 	}
 	return checkFinite(name, k.RawSymmetric().Data)
+}
+
+// checkImplicit checks the size and the diagonal of an implicit kernel:
+// reading every entry would cost what storing it does.
+func checkImplicit(name string, k KernelMatrix, n int) error {
+	if k == nil {
+		return inputErr("%s is missing", name)
+	}
+	if k.Dim() != n {
+		return inputErr("%s is %d x %d, want %d x %d", name, k.Dim(), k.Dim(), n, n)
+	}
+	return checkFinite(name+" (diagonal)", k.Diag())
 }
 
 func checkFinite(name string, data []float64) error {

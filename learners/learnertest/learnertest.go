@@ -102,6 +102,25 @@ func Run(t *testing.T, spec learners.Spec) {
 		}
 	})
 
+	if spec.Needs&learners.AcceptImplicit != 0 {
+		t.Run("implicit kernels", func(t *testing.T) {
+			dense, err := fit(t, Problem(24, 7))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := Problem(24, 7)
+			in.Matrices, in.Kernels = in.BaseKernels(), nil
+			in.TargetMatrix, in.Target = in.TargetKernel(), nil
+			implicit, err := fit(t, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !closeOutput(dense, implicit, 1e-9) {
+				t.Fatal("the same kernels given as implicit matrices give another output")
+			}
+		})
+	}
+
 	t.Run("cancelled", func(t *testing.T) {
 		l, _, err := learners.New(spec.Name, nil)
 		if err != nil {
@@ -202,13 +221,16 @@ func checkKernel(t *testing.T, k *mat.SymDense, n int) {
 	}
 }
 
-func sameOutput(a, b *learners.Output) bool {
+func sameOutput(a, b *learners.Output) bool { return closeOutput(a, b, 0) }
+
+// closeOutput compares two outputs entry by entry, relative to tol.
+func closeOutput(a, b *learners.Output, tol float64) bool {
 	eq := func(x, y []float64) bool {
 		if len(x) != len(y) {
 			return false
 		}
 		for i := range x {
-			if x[i] != y[i] {
+			if math.Abs(x[i]-y[i]) > tol*math.Max(1, math.Abs(x[i])) {
 				return false
 			}
 		}

@@ -217,7 +217,14 @@ func checkSym(name string, k *mat.SymDense, n int) error {
 	if k.SymmetricDim() != n {
 		return inputErr("%s is %d x %d, want %d x %d", name, k.SymmetricDim(), k.SymmetricDim(), n, n)
 	}
-	return checkFinite(name, k.RawSymmetric().Data)
+	// Only the upper triangle is the matrix: the storage below it is unused.
+	raw := k.RawSymmetric()
+	for i := 0; i < n; i++ {
+		if err := checkFinite(name, raw.Data[i*raw.Stride+i:i*raw.Stride+n]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkImplicit checks the size and the diagonal of an implicit kernel:

@@ -5,8 +5,10 @@ import (
 	// Each import registers its learner in init.
 	_ "github.com/kernelrank/kernelrank/learners/cmvu"
 	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
+	_ "github.com/kernelrank/kernelrank/learners/mkl"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
 	_ "github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
+	_ "github.com/kernelrank/kernelrank/learners/twolayer"
 	_ "github.com/kernelrank/kernelrank/learners/umkl"
 )

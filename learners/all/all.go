@@ -3,6 +3,7 @@ package all
 
 import (
 	// Each import registers its learner in init.
+	_ "github.com/kernelrank/kernelrank/learners/alignf"
 	_ "github.com/kernelrank/kernelrank/learners/cmvu"
 	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
 	_ "github.com/kernelrank/kernelrank/learners/mkl"

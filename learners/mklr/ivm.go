@@ -1,0 +1,448 @@
+package mklr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Options configures Train. The zero value is the default.
+type Options struct {
+	// Pair is the pair kernel (default PairSquared).
+	Pair PairKernel
+	// C weighs the regulariser (C/2) alpha' P_SS alpha against the mean
+	// logistic loss (default 1e-3); it must be positive.
+	C float64
+	// MaxImport caps the import set |S| (default 100).
+	MaxImport int
+	// Candidates is the number of pairs drawn and scored each round
+	// (default 40); their columns take Candidates x N floats.
+	Candidates int
+	// Tol stops the growth when a round lowers the loss by less than Tol
+	// relative (default 1e-3, the spec's 0.1%); a negative Tol never stops
+	// it (only MaxImport or running out of candidates do).
+	Tol float64
+	// NoIntercept drops the intercept b, giving objective (7.3) exactly.
+	NoIntercept bool
+	// KernelTerm adds gamma K_u(i, j) to the score, gamma unpenalised.
+	KernelTerm bool
+	// Seed seeds the draws of candidates.
+	Seed uint64
+}
+
+func (o *Options) setDefaults() error {
+	if o.C == 0 {
+		o.C = 1e-3
+	}
+	if o.MaxImport == 0 {
+		o.MaxImport = 100
+	}
+	if o.Candidates == 0 {
+		o.Candidates = 40
+	}
+	if o.Tol == 0 {
+		o.Tol = 1e-3
+	}
+	switch {
+	case o.Pair != PairSquared && o.Pair != PairDifference:
+		return fmt.Errorf("%w: mklr: unknown pair kernel %v", learners.ErrInput, o.Pair)
+	case !(o.C > 0) || math.IsInf(o.C, 0):
+		return fmt.Errorf("%w: mklr: C must be positive and finite, got %v", learners.ErrInput, o.C)
+	case o.MaxImport < 0 || o.Candidates < 0:
+		return fmt.Errorf("%w: mklr: MaxImport (%d) and Candidates (%d) must be positive", learners.ErrInput, o.MaxImport, o.Candidates)
+	case math.IsNaN(o.Tol):
+		return fmt.Errorf("%w: mklr: Tol is NaN", learners.ErrInput)
+	}
+	return nil
+}
+
+// depTol: a candidate whose pair-kernel Schur complement against the import
+// set is at most depTol times its diagonal is dependent.
+const depTol = 1e-8
+
+// Train fits the model on the positive pairs pos (friends) and negative
+// pairs neg over the users of k, the combined user kernel (any
+// learners.KernelMatrix: rows, entries and the diagonal are read). See the
+// package doc for the model and the algorithm. Errors wrap
+// learners.ErrInput (a nil kernel, a non-finite diagonal or row, empty pos
+// or neg, a pair out of range or of one user twice, bad options), are
+// ctx's, or wrap learners.ErrNotConverged, returned with the model of the
+// last refit when a Newton refit fails to converge.
+func Train(ctx context.Context, k learners.KernelMatrix, pos, neg []learners.Pair, opts Options) (*Model, error) {
+	t, err := newTrainer(ctx, k, pos, neg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.run()
+}
+
+// trainer is one training run. The import set S holds m pairs; the fit's
+// parameters are theta = (alpha_1..alpha_m, beta_1..beta_q): the import
+// coefficients, then those of the q fixed (unpenalised) features.
+type trainer struct {
+	ctx  context.Context
+	k    learners.KernelMatrix
+	n    int
+	opts Options
+
+	pairs []learners.Pair
+	y     []float64 // +1 friends, -1 not
+	// fixed holds the unpenalised features over the pairs: the intercept's
+	// ones and K_u(i, j), as the options ask.
+	fixed [][]float64
+
+	capS  int
+	imp   []int       // indices of the imported pairs
+	feats [][]float64 // e_s for each import: e_s(u) = K(u, s1) - K(u, s2)
+	kt    []float64   // m x N, row-major: kt[s*N+t] = P(pair t, import s); capacity doubles
+	cols  []float64   // scratch: the candidates' columns, Candidates x N
+	kss   []float64   // capS x capS: P over the imports (both triangles)
+	lk    []float64   // capS x capS: lower Cholesky factor of kss
+	rest  []int       // pairs still candidates: not imported, not dependent
+
+	theta   []float64
+	f, r, w []float64 // scores, loss derivative and curvature per pair
+	loss    float64
+	grad    []float64
+	hess    mat.Cholesky // of the Hessian at theta
+	rng     *rand.Rand
+	stats   Stats
+}
+
+// newTrainer checks the input and sets up a run.
+func newTrainer(ctx context.Context, k learners.KernelMatrix, pos, neg []learners.Pair, opts Options) (*trainer, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if k == nil {
+		return nil, fmt.Errorf("%w: mklr: no kernel", learners.ErrInput)
+	}
+	n := k.Dim()
+	for i, v := range k.Diag() {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: mklr: the kernel's diagonal holds %v at %d", learners.ErrInput, v, i)
+		}
+	}
+	if len(pos) == 0 || len(neg) == 0 {
+		return nil, fmt.Errorf("%w: mklr: %d positive and %d negative pairs: both classes are needed", learners.ErrInput, len(pos), len(neg))
+	}
+	nPairs := len(pos) + len(neg)
+	t := &trainer{
+		ctx: ctx, k: k, n: n, opts: opts,
+		pairs: make([]learners.Pair, 0, nPairs), y: make([]float64, 0, nPairs),
+		rng:   rand.New(rand.NewPCG(opts.Seed, 0x6976_6d)),
+		stats: Stats{Pairs: nPairs, Positives: len(pos)},
+	}
+	for c, set := range [][]learners.Pair{pos, neg} {
+		what, y := "positive", 1.0
+		if c == 1 {
+			what, y = "negative", -1
+		}
+		for _, p := range set {
+			if err := checkPair(what, p, n); err != nil {
+				return nil, err
+			}
+			t.pairs = append(t.pairs, p)
+			t.y = append(t.y, y)
+		}
+	}
+	return t, nil
+}
+
+func (t *trainer) m() int { return len(t.imp) }
+
+// dim is the number of parameters.
+func (t *trainer) dim() int { return t.m() + len(t.fixed) }
+
+// initFixed sets up the fixed features and starts theta at the best
+// constant (the log-odds of the positives) when there is an intercept.
+func (t *trainer) initFixed() error {
+	nPairs := len(t.pairs)
+	if !t.opts.NoIntercept {
+		p := float64(t.stats.Positives)
+		b := math.Log(p / (float64(nPairs) - p))
+		ones := make([]float64, nPairs)
+		for i := range ones {
+			ones[i] = 1
+			t.f[i] = b
+		}
+		t.fixed = append(t.fixed, ones)
+		t.theta = append(t.theta, b)
+	}
+	if t.opts.KernelTerm {
+		kij := make([]float64, nPairs)
+		for i, p := range t.pairs {
+			kij[i] = t.k.At(p.I, p.J)
+			if math.IsNaN(kij[i]) || math.IsInf(kij[i], 0) {
+				return fmt.Errorf("%w: mklr: the kernel holds %v at (%d, %d)", learners.ErrInput, kij[i], p.I, p.J)
+			}
+		}
+		t.fixed = append(t.fixed, kij)
+		t.theta = append(t.theta, 0)
+	}
+	return nil
+}
+
+func (t *trainer) run() (*Model, error) {
+	nPairs := len(t.pairs)
+	t.capS = min(t.opts.MaxImport, nPairs)
+	t.kt = make([]float64, 0, min(t.capS, 16)*nPairs)
+	t.cols = make([]float64, min(t.opts.Candidates, nPairs)*nPairs)
+	t.kss = make([]float64, t.capS*t.capS)
+	t.lk = make([]float64, t.capS*t.capS)
+	t.rest = make([]int, nPairs)
+	for i := range t.rest {
+		t.rest[i] = i
+	}
+	t.f, t.r, t.w = make([]float64, nPairs), make([]float64, nPairs), make([]float64, nPairs)
+	if err := t.initFixed(); err != nil {
+		return nil, err
+	}
+	err := t.refit()
+	t.stats.Losses = append(t.stats.Losses, t.loss)
+	for err == nil {
+		if t.m() == t.capS {
+			t.stats.Stop = "cap"
+			break
+		}
+		if len(t.rest) == 0 {
+			t.stats.Stop = "exhausted"
+			break
+		}
+		var best *candidate
+		if best, err = t.pickCandidate(); err != nil {
+			break
+		}
+		if best == nil {
+			continue // every candidate drawn was dependent: draw again
+		}
+		t.add(best)
+		prev := t.loss
+		if err = t.refit(); err != nil {
+			break
+		}
+		t.stats.Losses = append(t.stats.Losses, t.loss)
+		if t.opts.Tol >= 0 && prev-t.loss < t.opts.Tol*t.loss {
+			t.stats.Stop = "tol"
+			break
+		}
+	}
+	if err != nil && !errors.Is(err, learners.ErrNotConverged) {
+		return nil, err
+	}
+	t.stats.Loss = t.loss
+	m := t.m()
+	imports := make([]learners.Pair, m)
+	for s, idx := range t.imp {
+		imports[s] = t.pairs[idx]
+	}
+	md := &Model{pair: t.opts.Pair, imports: imports, alpha: slices.Clone(t.theta[:m]), stats: t.stats}
+	beta := t.theta[m:]
+	if !t.opts.NoIntercept {
+		md.bias, beta = beta[0], beta[1:]
+	}
+	if t.opts.KernelTerm {
+		md.gamma, md.k = beta[0], t.k
+	}
+	md.setFeatures(t.n, t.feats)
+	return md, err
+}
+
+// candidate is a pair scored for import.
+type candidate struct {
+	idx   int       // pair index
+	e     []float64 // e_l over the users
+	kS    []float64 // P(l, s) for s in S
+	kll   float64   // P(l, l)
+	z     []float64 // L_K^-1 kS
+	schur float64   // kll - z'z
+	g     float64   // sum_t r_t P(t, l)
+	hll   float64   // sum_t w_t P(t, l)^2
+	u     []float64 // sum_t w_t P(t, l) F_j(t) for each fixed feature F_j
+	col   []float64 // w_t P(t, l) over the training pairs t
+	dep   bool      // in the span of the imports
+	err   error
+}
+
+// pickCandidate draws candidates, drops the dependent ones from the pool
+// and returns the one with the largest predicted decrease (nil if all
+// drawn were dependent, so that every call shrinks the pool or finds one).
+func (t *trainer) pickCandidate() (*candidate, error) {
+	c := min(t.opts.Candidates, len(t.rest))
+	for a := 0; a < c; a++ {
+		b := a + t.rng.IntN(len(t.rest)-a)
+		t.rest[a], t.rest[b] = t.rest[b], t.rest[a]
+	}
+	nPairs := len(t.pairs)
+	cands := make([]*candidate, c)
+	cols := t.cols[:c*nPairs]
+	clear(cols)
+	for a := range cands {
+		cands[a] = &candidate{idx: t.rest[a], col: cols[a*nPairs : (a+1)*nPairs]}
+	}
+	if err := parallel(t.ctx, c, func() func(int) {
+		rowA, rowB := make([]float64, t.n), make([]float64, t.n)
+		return func(a int) { t.prepare(cands[a], rowA, rowB) }
+	}); err != nil {
+		return nil, err
+	}
+	for _, cd := range cands {
+		if cd.err != nil {
+			return nil, cd.err
+		}
+	}
+	defer t.dropDependent(cands)
+	// Coupling of every candidate with the imports, sum_t w_t P(t, l) P(t, s):
+	// one row a candidate (zero for the dependent ones).
+	m := t.m()
+	coupling := make([]float64, c*m)
+	if m > 0 {
+		err := t.overPairs(c, m, coupling, func() func(int, int, []float64) {
+			return func(lo, hi int, dst []float64) {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+					blas64.General{Rows: c, Cols: hi - lo, Stride: nPairs, Data: cols[lo:]},
+					t.ktCols(lo, hi), 0, blas64.General{Rows: c, Cols: m, Stride: m, Data: dst})
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// One Newton step on S + {l} from the fit on S (new coefficient 0): with
+	// v = H^-1 g and u = H^-1 h, the quadratic model falls by
+	// (g_l - h'v)^2 / (2 (h_ll - h'u)).
+	d := t.dim()
+	invN := 1 / float64(nPairs)
+	v, err := t.solveHessian(t.grad)
+	if err != nil {
+		return nil, err
+	}
+	h := make([]float64, d)
+	var best *candidate
+	bestGain := math.Inf(-1)
+	for a, cd := range cands {
+		if cd.dep {
+			continue
+		}
+		for s := 0; s < m; s++ {
+			h[s] = invN*coupling[a*m+s] + t.opts.C*cd.kS[s]
+		}
+		for j, uj := range cd.u {
+			h[m+j] = invN * uj
+		}
+		hu, err := t.solveHessian(h)
+		if err != nil {
+			return nil, err
+		}
+		schur := invN*cd.hll + t.opts.C*cd.kll - floats.Dot(h, hu)
+		num := invN*cd.g + t.opts.C*floats.Dot(cd.kS, t.theta[:m]) - floats.Dot(h, v)
+		if !(schur > 0) {
+			cd.dep = true // dependent in the Hessian's metric: rounding
+			continue
+		}
+		if gain := num * num / (2 * schur); gain > bestGain {
+			best, bestGain = cd, gain
+		}
+	}
+	return best, nil
+}
+
+// dropDependent removes the dependent candidates (rest[:len(cands)]) from
+// the pool for good: they can lower nothing now or later.
+func (t *trainer) dropDependent(cands []*candidate) {
+	kept := t.rest[:0]
+	for a, idx := range t.rest {
+		if a >= len(cands) || !cands[a].dep {
+			kept = append(kept, idx)
+		} else {
+			t.stats.Dependent++
+		}
+	}
+	t.rest = kept
+}
+
+// prepare computes a candidate's user differences e_l, its pair-kernel
+// column over the training pairs and its scalars against the current fit.
+func (t *trainer) prepare(cd *candidate, rowA, rowB []float64) {
+	p := t.pairs[cd.idx]
+	t.k.Row(p.I, rowA)
+	t.k.Row(p.J, rowB)
+	cd.e = make([]float64, t.n)
+	for u := range cd.e {
+		cd.e[u] = rowA[u] - rowB[u]
+		if math.IsNaN(cd.e[u]) || math.IsInf(cd.e[u], 0) {
+			cd.err = fmt.Errorf("%w: mklr: kernel rows %d and %d hold a non-finite entry at column %d", learners.ErrInput, p.I, p.J, u)
+			return
+		}
+	}
+	m := t.m()
+	cd.kS = make([]float64, m)
+	cd.z = make([]float64, m)
+	cd.kll = t.pairValue(cd.e, p)
+	cd.schur = cd.kll
+	for s, idx := range t.imp {
+		cd.kS[s] = t.pairValue(cd.e, t.pairs[idx])
+		row := t.lk[s*t.capS : s*t.capS+s]
+		cd.z[s] = (cd.kS[s] - floats.Dot(row, cd.z[:s])) / t.lk[s*t.capS+s]
+		cd.schur -= cd.z[s] * cd.z[s]
+	}
+	if !(cd.kll > 0) || cd.schur <= depTol*cd.kll {
+		cd.dep = true
+		return
+	}
+	cd.u = make([]float64, len(t.fixed))
+	for i, q := range t.pairs {
+		v := t.pairValue(cd.e, q)
+		wv := t.w[i] * v
+		cd.col[i] = wv
+		cd.g += t.r[i] * v
+		cd.hll += wv * v
+		for j, fj := range t.fixed {
+			cd.u[j] += wv * fj[i]
+		}
+	}
+}
+
+// pairValue is the pair kernel between pair q and the pair whose user
+// differences are e.
+func (t *trainer) pairValue(e []float64, q learners.Pair) float64 {
+	return t.opts.Pair.of(e[q.I] - e[q.J])
+}
+
+// add imports a candidate, with coefficient 0.
+func (t *trainer) add(cd *candidate) {
+	m, nPairs := t.m(), len(t.pairs)
+	if cap(t.kt) < (m+1)*nPairs {
+		t.kt = append(make([]float64, 0, min(2*(m+1), t.capS)*nPairs), t.kt...)
+	}
+	t.kt = t.kt[:(m+1)*nPairs]
+	row := t.kt[m*nPairs:]
+	for i, q := range t.pairs {
+		row[i] = t.pairValue(cd.e, q)
+	}
+	for s, v := range cd.kS {
+		t.kss[s*t.capS+m] = v
+		t.kss[m*t.capS+s] = v
+		t.lk[m*t.capS+s] = cd.z[s]
+	}
+	t.kss[m*t.capS+m] = cd.kll
+	t.lk[m*t.capS+m] = math.Sqrt(cd.schur)
+	t.imp = append(t.imp, cd.idx)
+	t.feats = append(t.feats, cd.e)
+	t.theta = slices.Insert(t.theta, m, 0)
+	t.rest = slices.DeleteFunc(t.rest, func(i int) bool { return i == cd.idx })
+}
+
+// ktCols is the block of Kt (m x N) for the pairs [lo, hi).
+func (t *trainer) ktCols(lo, hi int) blas64.General {
+	return blas64.General{Rows: t.m(), Cols: hi - lo, Stride: len(t.pairs), Data: t.kt[lo:]}
+}

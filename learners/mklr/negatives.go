@@ -1,0 +1,230 @@
+package mklr
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kernelrank/kernelrank/learners"
+)
+
+// NegativeOptions configures SampleNegatives. The zero value is the default.
+type NegativeOptions struct {
+	// Neighbours is N: the users among the N most similar to i under any
+	// base kernel are never negatives of i (default 100).
+	Neighbours int
+	// PerUser is N_e, the negatives drawn for each user (default 20; fewer
+	// when fewer candidates are left).
+	PerUser int
+	// Seed seeds the draws; user i draws from its own stream, so the result
+	// does not depend on the number of workers.
+	Seed uint64
+}
+
+func (o *NegativeOptions) setDefaults() error {
+	if o.Neighbours == 0 {
+		o.Neighbours = 100
+	}
+	if o.PerUser == 0 {
+		o.PerUser = 20
+	}
+	if o.Neighbours < 0 || o.PerUser < 0 {
+		return fmt.Errorf("%w: mklr: Neighbours (%d) and PerUser (%d) must be positive", learners.ErrInput, o.Neighbours, o.PerUser)
+	}
+	return nil
+}
+
+// SampleNegatives draws the negative training pairs of section 7.4.2 (see
+// the package doc): for every user i, up to PerUser users j that are
+// neither i, nor friends of i, nor among the Neighbours most similar users
+// of i under any of the base kernels. The pairs come as (i, j), ordered by
+// i then j; a pair drawn both ways is kept once, as drawn by the smaller
+// user. Errors wrap learners.ErrInput (no kernels, kernels of different
+// sizes, friends out of range or self-loops, non-finite kernel entries) or
+// are ctx's. Cost: every row of every base kernel once, plus O(n) a row, in
+// parallel over users.
+func SampleNegatives(ctx context.Context, base []learners.KernelMatrix, friends []learners.Pair, opts NegativeOptions) ([]learners.Pair, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if len(base) == 0 {
+		return nil, fmt.Errorf("%w: mklr: no base kernels to sample negatives from", learners.ErrInput)
+	}
+	n := base[0].Dim()
+	for t, k := range base {
+		if k.Dim() != n {
+			return nil, fmt.Errorf("%w: mklr: base kernel %d is %d x %d, kernel 0 is %d x %d", learners.ErrInput, t, k.Dim(), k.Dim(), n, n)
+		}
+	}
+	adj, err := adjacency(n, friends)
+	if err != nil {
+		return nil, err
+	}
+	drawn := make([][]int, n)
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		firstEr error
+	)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newSampler(n)
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				js, err := s.draw(i, base, adj[i], opts)
+				if err != nil {
+					errOnce.Do(func() { firstEr = err })
+					return
+				}
+				drawn[i] = js
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if firstEr != nil {
+		return nil, firstEr
+	}
+	seen := make(map[[2]int]bool)
+	var out []learners.Pair
+	for i, js := range drawn {
+		for _, j := range js {
+			key := [2]int{min(i, j), max(i, j)}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, learners.Pair{I: i, J: j})
+			}
+		}
+	}
+	return out, nil
+}
+
+// adjacency returns the friends of every user, checking the pairs.
+func adjacency(n int, friends []learners.Pair) ([][]int, error) {
+	adj := make([][]int, n)
+	for _, p := range friends {
+		if err := checkPair("friend", p, n); err != nil {
+			return nil, err
+		}
+		adj[p.I] = append(adj[p.I], p.J)
+		adj[p.J] = append(adj[p.J], p.I)
+	}
+	return adj, nil
+}
+
+// checkPair checks that a pair joins two different users among n.
+func checkPair(what string, p learners.Pair, n int) error {
+	if p.I < 0 || p.J < 0 || p.I >= n || p.J >= n || p.I == p.J {
+		return fmt.Errorf("%w: mklr: %s pair (%d, %d): want two different users in [0, %d)", learners.ErrInput, what, p.I, p.J, n)
+	}
+	return nil
+}
+
+// sampler holds one worker's scratch space.
+type sampler struct {
+	row, sel []float64
+	blocked  []bool
+	cand     []int
+}
+
+func newSampler(n int) *sampler {
+	return &sampler{row: make([]float64, n), sel: make([]float64, 0, n), blocked: make([]bool, n), cand: make([]int, 0, n)}
+}
+
+// draw returns the negatives of user i, sorted.
+func (s *sampler) draw(i int, base []learners.KernelMatrix, friends []int, opts NegativeOptions) ([]int, error) {
+	clear(s.blocked)
+	s.blocked[i] = true
+	for _, j := range friends {
+		s.blocked[j] = true
+	}
+	for t, k := range base {
+		k.Row(i, s.row)
+		s.sel = s.sel[:0]
+		lo := math.Inf(1)
+		for j, v := range s.row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: mklr: base kernel %d has %v at (%d, %d)", learners.ErrInput, t, v, i, j)
+			}
+			if j != i {
+				s.sel = append(s.sel, v)
+				lo = min(lo, v)
+			}
+		}
+		if len(s.sel) == 0 {
+			continue
+		}
+		tau := kthLargest(s.sel, min(opts.Neighbours, len(s.sel)))
+		for j, v := range s.row {
+			if j != i && v >= tau && v > lo {
+				s.blocked[j] = true
+			}
+		}
+	}
+	s.cand = s.cand[:0]
+	for j, b := range s.blocked {
+		if !b {
+			s.cand = append(s.cand, j)
+		}
+	}
+	r := rand.New(rand.NewPCG(opts.Seed, uint64(i)))
+	k := min(opts.PerUser, len(s.cand))
+	for a := 0; a < k; a++ {
+		b := a + r.IntN(len(s.cand)-a)
+		s.cand[a], s.cand[b] = s.cand[b], s.cand[a]
+	}
+	out := slices.Clone(s.cand[:k])
+	slices.Sort(out)
+	return out, nil
+}
+
+// kthLargest returns the k-th largest value of v (1 <= k <= len(v)),
+// reordering v: quickselect with a median-of-three pivot and a three-way
+// partition, so that the long runs of equal values of sparse kernel rows
+// cost O(n), not O(n^2).
+func kthLargest(v []float64, k int) float64 {
+	lo, hi, want := 0, len(v), k-1 // v[lo:hi] holds the (want+1)-th largest
+	for {
+		pivot := median3(v[lo], v[lo+(hi-lo)/2], v[hi-1])
+		// v[lo:gt] > pivot, v[gt:i] == pivot, v[lt:hi] < pivot.
+		gt, i, lt := lo, lo, hi
+		for i < lt {
+			switch {
+			case v[i] > pivot:
+				v[gt], v[i] = v[i], v[gt]
+				gt++
+				i++
+			case v[i] < pivot:
+				lt--
+				v[i], v[lt] = v[lt], v[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case want < gt:
+			hi = gt
+		case want >= lt:
+			lo = lt
+		default:
+			return pivot
+		}
+	}
+}
+
+func median3(a, b, c float64) float64 {
+	return max(min(a, b), min(max(a, b), c))
+}

@@ -1,0 +1,207 @@
+package mklr
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestKthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + r.IntN(60)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(1 + trial%7)) // many ties, often all equal
+		}
+		sorted := slices.Clone(v)
+		sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
+		k := 1 + r.IntN(n)
+		if got := kthLargest(slices.Clone(v), k); got != sorted[k-1] {
+			t.Fatalf("kthLargest(%v, %d) = %g, want %g", v, k, got, sorted[k-1])
+		}
+	}
+}
+
+func denseOf(rows [][]float64) learners.KernelMatrix {
+	n := len(rows)
+	k := mat.NewSymDense(n, nil)
+	for i := range rows {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, rows[i][j])
+		}
+	}
+	return learners.DenseKernel{K: k}
+}
+
+// Six users, two kernels, N = 2, one friendship (0, 4), worked by hand. A
+// user is blocked for i when K(i, j) >= the 2nd largest of row i (self
+// excluded) and K(i, j) > the row's minimum:
+//
+//	K1 rows      2nd largest, min   blocked by K1   by K2   friend   candidates
+//	0: 5 3 3 1 0 0     3, 0           1 2                    4        3 5
+//	1: 3 5 2 0 0 0     2, 0           0 2                             3 4 5
+//	2: 3 2 5 0 0 1     2, 0           0 1                             3 4 5
+//	3: 1 0 0 5 4 0     1, 0           0 4             5               1 2
+//	4: 0 0 0 4 5 0     0, 0           3                      0        1 2 5
+//	5: 0 0 1 0 0 5     0, 0           2               3               0 1 4
+//
+// (K2 is the identity plus K2(3, 5) = 1: its other rows are all at their
+// minimum and block nobody.) With PerUser above every count all
+// candidates are drawn, and each pair drawn both ways is kept once, as
+// drawn by the smaller user.
+func TestSampleNegativesByHand(t *testing.T) {
+	k1 := denseOf([][]float64{
+		{5, 3, 3, 1, 0, 0},
+		{3, 5, 2, 0, 0, 0},
+		{3, 2, 5, 0, 0, 1},
+		{1, 0, 0, 5, 4, 0},
+		{0, 0, 0, 4, 5, 0},
+		{0, 0, 1, 0, 0, 5},
+	})
+	k2, err := learners.NewSparseSym(6, []learners.Triplet{{I: 0, J: 0, V: 1}, {I: 1, J: 1, V: 1}, {I: 2, J: 2, V: 1}, {I: 3, J: 3, V: 1}, {I: 4, J: 4, V: 1}, {I: 5, J: 5, V: 1}, {I: 3, J: 5, V: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []learners.Pair{{I: 0, J: 3}, {I: 0, J: 5}, {I: 1, J: 3}, {I: 1, J: 4}, {I: 1, J: 5}, {I: 2, J: 3}, {I: 2, J: 4}, {I: 2, J: 5}, {I: 4, J: 5}}
+	if !slices.Equal(got, want) {
+		t.Errorf("negatives %v, want %v", got, want)
+	}
+	// With one draw a user, each user's draw is one of its candidates.
+	cands := map[int][]int{0: {3, 5}, 1: {3, 4, 5}, 2: {3, 4, 5}, 3: {1, 2}, 4: {1, 2, 5}, 5: {0, 1, 4}}
+	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range got {
+		if !slices.Contains(cands[p.I], p.J) {
+			t.Errorf("user %d drew %d, not one of its candidates %v", p.I, p.J, cands[p.I])
+		}
+	}
+}
+
+// topN returns the users j != i among the n most similar to i by brute
+// force (sorting), with the ties and zero rule of the package doc.
+func topN(k learners.KernelMatrix, i, n int) map[int]bool {
+	row := make([]float64, k.Dim())
+	k.Row(i, row)
+	var others []float64
+	lo := math.Inf(1)
+	for j, v := range row {
+		if j != i {
+			others = append(others, v)
+			lo = min(lo, v)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(others)))
+	tau := others[min(n, len(others))-1]
+	out := map[int]bool{}
+	for j, v := range row {
+		if j != i && v >= tau && v > lo {
+			out[j] = true
+		}
+	}
+	return out
+}
+
+func TestSampleNegativesProperties(t *testing.T) {
+	c := newCommunity(t, 80, 4, 6, 9)
+	// A second kernel: RBF of other random features.
+	r := rand.New(rand.NewPCG(9, 1))
+	x := mat.NewDense(80, 2, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = r.NormFloat64()
+	}
+	base := []learners.KernelMatrix{c.k, learners.DenseKernel{K: learners.RBF(x, 1)}}
+	opts := NegativeOptions{Neighbours: 10, PerUser: 4, Seed: 5}
+	sample := func(o NegativeOptions, procs int) []learners.Pair {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		neg, err := SampleNegatives(context.Background(), base, c.pos, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return neg
+	}
+	neg := sample(opts, 2)
+	friends := map[learners.Pair]bool{}
+	for _, p := range c.pos {
+		friends[p], friends[learners.Pair{I: p.J, J: p.I}] = true, true
+	}
+	perUser := map[int]int{}
+	seen := map[learners.Pair]bool{}
+	for _, p := range neg {
+		perUser[p.I]++
+		switch {
+		case p.I == p.J:
+			t.Errorf("self pair %v", p)
+		case friends[p]:
+			t.Errorf("friends %v drawn as negatives", p)
+		case seen[p] || seen[learners.Pair{I: p.J, J: p.I}]:
+			t.Errorf("pair %v drawn twice", p)
+		}
+		seen[p] = true
+		for b, k := range base {
+			if topN(k, p.I, opts.Neighbours)[p.J] {
+				t.Errorf("negative %v is in kernel %d's top %d of user %d", p, b, opts.Neighbours, p.I)
+			}
+		}
+	}
+	for u, cnt := range perUser {
+		if cnt > opts.PerUser {
+			t.Errorf("user %d drew %d negatives, want at most %d", u, cnt, opts.PerUser)
+		}
+	}
+	if len(neg) < 80*opts.PerUser/2 {
+		t.Errorf("only %d negatives for 80 users drawing %d each", len(neg), opts.PerUser)
+	}
+	if !slices.Equal(neg, sample(opts, 1)) {
+		t.Error("the negatives depend on the number of workers")
+	}
+	other := opts
+	other.Seed = 6
+	if slices.Equal(neg, sample(other, 2)) {
+		t.Error("seeds 5 and 6 drew the same negatives")
+	}
+}
+
+func TestSampleNegativesBadInput(t *testing.T) {
+	k := denseOf([][]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}})
+	nan := denseOf([][]float64{{1, math.NaN(), 0}, {math.NaN(), 1, 0}, {0, 0, 1}})
+	small := denseOf([][]float64{{1, 0}, {0, 1}})
+	ctx := context.Background()
+	cases := map[string]struct {
+		base    []learners.KernelMatrix
+		friends []learners.Pair
+		opts    NegativeOptions
+	}{
+		"no kernels":          {nil, nil, NegativeOptions{}},
+		"size mismatch":       {[]learners.KernelMatrix{k, small}, nil, NegativeOptions{}},
+		"friend out of range": {[]learners.KernelMatrix{k}, []learners.Pair{{I: 0, J: 3}}, NegativeOptions{}},
+		"friend self-loop":    {[]learners.KernelMatrix{k}, []learners.Pair{{I: 1, J: 1}}, NegativeOptions{}},
+		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{}},
+		"negative N":          {[]learners.KernelMatrix{k}, nil, NegativeOptions{Neighbours: -1}},
+		"negative PerUser":    {[]learners.KernelMatrix{k}, nil, NegativeOptions{PerUser: -2}},
+	}
+	for name, cs := range cases {
+		if _, err := SampleNegatives(ctx, cs.base, cs.friends, cs.opts); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("%s: got %v, want an error wrapping learners.ErrInput", name, err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := SampleNegatives(cctx, []learners.KernelMatrix{k}, nil, NegativeOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v", err)
+	}
+}

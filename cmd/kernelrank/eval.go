@@ -7,14 +7,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/internal/eval"
 )
 
 func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "learners" {
+		return evalLearners(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "social" {
+		return evalSocial(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "images" {
 		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]")
-		return errors.New("eval needs a protocol: images")
+		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
+		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
+		return errors.New("eval needs a protocol: images, learners or social")
 	}
 	fs := flag.NewFlagSet("eval images", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -3,6 +3,8 @@
 //	kernelrank serve  [--addr HOST:PORT] [--data DIR]   serve the HTTP API (the bundled demo corpus by default)
 //	kernelrank ingest --data DIR CORPUS...              build or update an index from corpora
 //	kernelrank eval images [--data PATH] [--seed N] [--json]
+//	kernelrank eval learners [--suite zhuang] [--table ID]... [--reps N] [--json] [--dataset PATH]...
+//	kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--json]
 //
 // Every flag can also be set by an environment variable: KERNELRANK_ and the
 // flag name in upper case with dashes as underscores (--admin-token is
@@ -30,6 +32,10 @@ Usage:
   kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
   kernelrank ingest --data DIR [--stop-on-error] CORPUS...
   kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]
+  kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N]
+                           [--reps N] [--workers N] [--json] [--dataset PATH]...
+  kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default]
+                         [--max-users N] [--json]
 
 Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
 by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.

@@ -78,6 +78,9 @@ func TestCommandErrors(t *testing.T) {
 		{"serve", "--log-level", "loud"},
 		{"eval"},
 		{"eval", "images", "--keep", "2"},
+		{"eval", "social", "--preprocess", "raw"},
+		{"eval", "social", "--max-users", "-1"},
+		{"eval", "social", "--data", "/no/such/dir"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(ctx, args, &out, &errOut); err == nil {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kernelrank/kernelrank/internal/eval"
+	"github.com/kernelrank/kernelrank/social"
+)
+
+const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--max-users N] [--json]"
+
+// evalSocial runs the friend and group recommendation protocol.
+func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval social", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, evalSocialUsage); fs.PrintDefaults() }
+	cfg := eval.SocialConfig{Progress: stderr}
+	fs.StringVar(&cfg.Data, "data", "", "a directory in the import format, or ego-Facebook / BlogCatalog as in ../shared/data/social (default: ego-Facebook)")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the hidden edges and memberships, the samples and the tie-breaks")
+	mode := fs.String("preprocess", string(social.ModeDefault), "kernel preprocessing: thesis (section 7.5.1 as written) or default")
+	fs.IntVar(&cfg.MaxUsers, "max-users", 0, "evaluate a seeded sample of this many test users per task (0: all)")
+	fs.IntVar(&cfg.Workers, "workers", 2, "users scored in parallel")
+	asJSON := fs.Bool("json", false, "print the rows as one JSON array")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch social.Mode(*mode) {
+	case social.ModeDefault, social.ModeThesis:
+		cfg.Mode = social.Mode(*mode)
+	default:
+		return fmt.Errorf("--preprocess %q: use thesis or default", *mode)
+	}
+	if cfg.MaxUsers < 0 {
+		return fmt.Errorf("--max-users must be >= 0, got %d", cfg.MaxUsers)
+	}
+	rep, err := eval.Social(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		return enc.Encode(rep.Rows)
+	}
+	eval.PrintSocial(stdout, rep, cfg)
+	return nil
+}

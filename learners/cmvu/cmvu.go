@@ -42,7 +42,6 @@ package cmvu
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/simplenpkl"
@@ -62,24 +61,19 @@ type config struct {
 }
 
 func init() {
-	tol := learners.Float("tol", 1e-4, 0, 1, "relative duality gap at which Protocol 1 stops")
-	tol.MinExclusive = true
 	learners.Register(learners.Spec{
 		Name: Name,
 		Kind: learners.KindEmbedding,
 		Doc: "CMVU+NPKL (Zhuang thesis 3.4.1): colored maximum variance unfolding by SimpleNPKL: maximal HSIC with " +
 			"the label kernel under square-loss kNN distance constraints from the distances of Kernels[0].",
 		Needs: learners.NeedKernels | learners.NeedLabels,
-		Params: []learners.Param{
+		Params: append([]learners.Param{
 			learners.Positive("C", 3, "weight of the squared violations of the neighbour distances, in units of the mean neighbour distance (thesis: 1, absolute)"),
 			learners.Positive("budget", 1, "B = budget x tr((HKH)^2) of the input kernel (thesis: B = m_B N, m_B in {0.1, 1, 2, 10})"),
 			learners.Int("k", 5, 1, 1<<20, "nearest neighbours whose distances are kept (union kNN graph; clamped to n-1)"),
 			learners.Int("dim", 2, 1, 1<<20, "dimension of the embedding (thesis: 2)"),
 			learners.Int("max_iter", 500, 1, 1<<20, "iteration cap of Protocol 1"),
-			tol,
-			learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"}, "eigensolver (see simplenpkl)"),
-			learners.Int("seed", 1, 0, math.MaxInt32, "seed of the Lanczos start vector"),
-		},
+		}, simplenpkl.SolverParams("relative duality gap at which Protocol 1 stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), budget: v.Float("budget"), k: v.Int("k"), dim: v.Int("dim"),

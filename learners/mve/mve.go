@@ -60,25 +60,20 @@ type config struct {
 }
 
 func init() {
-	tol := learners.Float("tol", 1e-4, 0, 1, "relative duality gap at which each inner Protocol 1 stops")
-	tol.MinExclusive = true
 	learners.Register(learners.Spec{
 		Name: Name,
 		Kind: learners.KindEmbedding,
 		Doc: "MVE+NPKL (Zhuang thesis 3.4.2): minimum volume embedding, each step a SimpleNPKL saddle-point problem " +
 			"with square-loss kNN distance constraints from the distances of Kernels[0].",
 		Needs: learners.NeedKernels,
-		Params: []learners.Param{
+		Params: append([]learners.Param{
 			learners.Positive("C", 3, "weight of the squared violations of the neighbour distances, in units of the mean neighbour distance (thesis: 1, absolute)"),
 			learners.Positive("budget", 10, "B = budget x tr((HKH)^2) of the input kernel (thesis: B = m_B N, m_B in {0.1, 1, 2, 10})"),
 			learners.Int("k", 5, 1, 1<<20, "nearest neighbours whose distances are kept (union kNN graph; clamped to n-1)"),
 			learners.Int("dim", 2, 1, 1<<20, "target dimension d: the eigenvalues grown (thesis experiments: 2)"),
 			learners.Int("max_iter", 100, 1, 1<<20, "Protocol 1 iterations per outer iteration"),
 			learners.Int("outer_iter", 20, 1, 1<<20, "outer iterations (K0 rebuilt from the current kernel; spec: 20)"),
-			tol,
-			learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"}, "eigensolver of the inner problems (see simplenpkl)"),
-			learners.Int("seed", 1, 0, math.MaxInt32, "seed of the Lanczos start vector"),
-		},
+		}, simplenpkl.SolverParams("relative duality gap at which each inner Protocol 1 stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), budget: v.Float("budget"), k: v.Int("k"), dim: v.Int("dim"),

@@ -68,24 +68,19 @@ type config struct {
 }
 
 func init() {
-	tol := learners.Float("tol", 1e-4, 0, 1, "relative duality gap (over all triplets) at which the fit stops")
-	tol.MinExclusive = true
 	learners.Register(learners.Spec{
 		Name: Name,
 		Kind: learners.KindEmbedding,
 		Doc: "SPE+NPKL (Zhuang thesis 3.4.3): structure preserving embedding of the kNN graph of Kernels[0] by " +
 			"SimpleNPKL with triplet constraints (neighbours closer than non-neighbours, one shared slack), cutting-plane working set.",
 		Needs: learners.NeedKernels,
-		Params: []learners.Param{
+		Params: append([]learners.Param{
 			learners.Positive("C", 1, "weight of the shared slack, the bound on the total of the multipliers (thesis: 1)"),
 			learners.Int("k", 5, 1, 1<<20, "nearest neighbours defining the graph W (union kNN graph; clamped to n-1)"),
 			learners.Int("dim", 2, 1, 1<<20, "dimension of the embedding (thesis: 2)"),
 			learners.Int("max_iter", 100, 1, 1<<20, "Protocol 1 iterations per working-set round"),
 			learners.Int("rounds", 20, 1, 1<<20, "working-set (cutting-plane) rounds at most"),
-			tol,
-			learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"}, "eigensolver (see simplenpkl)"),
-			learners.Int("seed", 1, 0, math.MaxInt32, "seed of the Lanczos start vector"),
-		},
+		}, simplenpkl.SolverParams("relative duality gap (over all triplets) at which the fit stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), k: v.Int("k"), dim: v.Int("dim"), maxIter: v.Int("max_iter"), rounds: v.Int("rounds"),

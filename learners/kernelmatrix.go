@@ -387,3 +387,22 @@ func KernelDense(k KernelMatrix) *mat.SymDense {
 	}
 	return out
 }
+
+// DenseOutputMax is the largest n for which a weights learner given
+// implicit kernels forms Output.Kernel (8 n^2 bytes: 32 MB at 2,000).
+const DenseOutputMax = 2000
+
+// CombinedOutput returns sum_t weights[t] K_t over in's base kernels as the
+// stored Output.Kernel of a weights learner: always for stored kernels, for
+// implicit ones only up to DenseOutputMax points (nil above, where the
+// caller combines them itself with NewKernelSum).
+func CombinedOutput(in *Input, weights []float64) (*mat.SymDense, error) {
+	if len(in.Kernels) == 0 && in.N() > DenseOutputMax {
+		return nil, nil
+	}
+	sum, err := NewKernelSum(weights, in.BaseKernels())
+	if err != nil {
+		return nil, err
+	}
+	return KernelDense(sum), nil
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
 )
 
@@ -203,5 +204,8 @@ func (s *Server) listLearners(c *gin.Context) {
 		"affinities":       rerank.Affinities,
 		"default_prior":    rerank.DefaultPrior,
 		"default_affinity": rerank.DefaultAffinity,
+		// the kernel-combination learners the recommenders can use
+		"recommend":         recommend.Learners(),
+		"default_recommend": recommend.DefaultLearner,
 	})
 }

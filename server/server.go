@@ -1,5 +1,5 @@
 // Package server is the HTTP API of kernelrank: gin routes for search,
-// images, learners, health and metrics, with the middleware every request
+// images, learners, friend and group recommendations, health and metrics, with the middleware every request
 // goes through (request ids, structured logs, limits, panics as JSON 500s).
 package server
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -26,6 +27,11 @@ type Config struct {
 	MaxBodyBytes   int64         // request body limit (default 32 MiB)
 	RequestTimeout time.Duration // per-request deadline (default 30 s)
 	ImageDir       string        // where uploaded images are written (default: beside the index)
+	// Social serves the /v1/users endpoints; nil answers them 404.
+	Social *recommend.Service
+	// ModelWait is how long a recommendation request waits for a model
+	// being trained before answering 503 (default 2 s).
+	ModelWait time.Duration
 }
 
 func (c *Config) fill() {
@@ -43,6 +49,9 @@ func (c *Config) fill() {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 30 * time.Second
+	}
+	if c.ModelWait <= 0 {
+		c.ModelWait = 2 * time.Second
 	}
 }
 
@@ -79,6 +88,9 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	v1.GET("/search", s.search)
 	v1.GET("/images/:id", s.getImage)
 	v1.GET("/images/:id/thumbnail", s.thumbnail)
+	v1.GET("/users/:id", s.getUser)
+	v1.GET("/users/:id/friends", s.friends)
+	v1.GET("/users/:id/groups", s.groups)
 	admin := v1.Group("", s.requireAdmin)
 	admin.POST("/images", s.addImages)
 	admin.DELETE("/images/:id", s.deleteImage)
@@ -117,6 +129,19 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 	return nil
 }
 
+// ready answers 503 while the default recommender is being trained (its
+// requests would be 503s too), 200 otherwise, with every model's state.
 func (s *Server) ready(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "images": s.ix.Count()})
+	body := gin.H{"status": "ready", "images": s.ix.Count()}
+	status := http.StatusOK
+	if s.cfg.Social != nil {
+		states := s.cfg.Social.Status()
+		body["recommenders"] = states
+		for _, st := range states {
+			if st.Learner == s.cfg.Social.DefaultLearner() && st.State == "training" {
+				body["status"], status = "training", http.StatusServiceUnavailable
+			}
+		}
+	}
+	c.JSON(status, body)
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/server"
+	"github.com/kernelrank/kernelrank/social"
 )
 
 type serveFlags struct {
@@ -21,6 +23,8 @@ type serveFlags struct {
 	level, format           *string
 	timeout                 *time.Duration
 	maxK, maxWindow, window *int
+	social, learner         *string
+	noSocial                *bool
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -37,6 +41,10 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		window:    fs.Int("window", 200, "default candidate window re-ranked per query"),
 		level:     fs.String("log-level", "info", "debug, info, warn or error"),
 		format:    fs.String("log-format", "text", "text or json"),
+		social: fs.String("social", "", "social data for the /v1/users recommendations: a directory in the import format, "+
+			"or ego-Facebook / BlogCatalog as published; empty serves the generated demo network"),
+		noSocial: fs.Bool("no-social", false, "serve no recommendations (the /v1/users endpoints answer 404)"),
+		learner:  fs.String("recommend-learner", recommend.DefaultLearner, "kernel-combination learner of the recommenders, trained on start"),
 	}
 }
 
@@ -62,7 +70,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer ix.Close()
+	var svc *recommend.Service
+	if !*f.noSocial {
+		if svc, err = socialService(ctx, *f.social, *f.learner, log); err != nil {
+			return err
+		}
+	}
 	srv := server.New(ix, server.Config{
+		Social:         svc,
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
@@ -73,14 +88,62 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	return srv.Serve(ctx, *f.addr)
 }
 
+// socialService loads the social data (the generated demo network when dir
+// is empty) and starts training the default recommender in the background.
+func socialService(ctx context.Context, dir, learner string, log *slog.Logger) (*recommend.Service, error) {
+	if dir == "" {
+		var err error
+		if dir, err = demoSocial(log); err != nil {
+			return nil, err
+		}
+	}
+	ds, rep, err := social.LoadDir(dir, social.ImportOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("social data: %w", err)
+	}
+	if n := rep.Skipped(); n > 0 {
+		log.Warn("social data: problem lines skipped", "skipped", n, "report", rep.String())
+	}
+	log.Info("social data loaded", "dir", dir, "format", ds.Format, "users", ds.N(), "friendships", len(ds.Friends), "groups", len(ds.Groups))
+	svc := recommend.NewService(ctx, ds, recommend.Options{Learner: learner, Log: log})
+	if err := svc.Start(""); err != nil {
+		return nil, fmt.Errorf("--recommend-learner: %w", err)
+	}
+	return svc, nil
+}
+
+// demoSocial returns the directory of the generated demo network, writing
+// it on first use (in the user cache directory).
+func demoSocial(log *slog.Logger) (string, error) {
+	root := filepath.Join(cacheDir(), "kernelrank", "demo")
+	dir := filepath.Join(root, fmt.Sprintf("social-%d", demo.DefaultSocialSeed))
+	if _, err := os.Stat(filepath.Join(dir, "users.jsonl")); err == nil {
+		return dir, nil
+	}
+	log.Info("generating the demo social network (first start only)", "dir", dir)
+	d, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{})
+	if err != nil {
+		return "", err
+	}
+	tmp := dir + ".building"
+	_ = os.RemoveAll(tmp)
+	if err := d.WriteDir(tmp); err != nil {
+		return "", err
+	}
+	return dir, os.Rename(tmp, dir)
+}
+
+func cacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return dir
+	}
+	return os.TempDir()
+}
+
 // demoIndex returns the demo index directory, building it from the bundled
 // corpus on first use (in the user cache directory).
 func demoIndex(ctx context.Context, log *slog.Logger) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	root := filepath.Join(cache, "kernelrank", "demo")
+	root := filepath.Join(cacheDir(), "kernelrank", "demo")
 	dir := filepath.Join(root, "index")
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
 		log.Info("serving the demo corpus", "index", dir)

@@ -15,7 +15,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/mklr"
+	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -192,91 +192,33 @@ func kernelScorer(name string, k learners.KernelMatrix) scorer {
 	return scorer{name, func(u int, score []float64) { k.Row(u, score) }}
 }
 
-// combinations returns the combined user kernels the recommenders are
-// built on: alignf's weights (when alignf is registered) and uniform ones,
-// recording the weights for the report.
-func combinations(ctx context.Context, kernels []social.NamedKernel, target learners.KernelMatrix, task string, rep *SocialReport) (map[string]learners.KernelMatrix, error) {
-	ks := make([]learners.KernelMatrix, len(kernels))
-	uniform := make([]float64, len(kernels))
-	for i, k := range kernels {
-		ks[i] = k.K
-		uniform[i] = 1 / float64(len(kernels))
-	}
-	weights := map[string][]float64{"uniform": uniform}
-	if rep.alignfRegistered {
-		l, _, err := learners.New("alignf", nil)
-		if err != nil {
-			return nil, err
-		}
-		out, err := l.Fit(ctx, &learners.Input{Matrices: ks, TargetMatrix: target})
-		if err != nil {
-			return nil, fmt.Errorf("alignf (%s task): %w", task, err)
-		}
-		weights["alignf"] = out.Weights
-	}
-	combined := map[string]learners.KernelMatrix{}
-	for method, w := range weights {
-		for i, k := range kernels {
-			rep.Weights = append(rep.Weights, KernelWeight{task, method, k.Name, w[i]})
-		}
-		sum, err := learners.NewKernelSum(w, ks)
-		if err != nil {
-			return nil, err
-		}
-		combined[method] = sum
-	}
-	return combined, nil
-}
-
-// strengthScorers are the second stage of section 7.4: kernel logistic
-// regression on pairs over each combined kernel, trained on the visible
-// friendships and conservatively sampled negatives; "alignf" alone ranks by
-// the combined kernel itself.
-func strengthScorers(ctx context.Context, kernels []social.NamedKernel, combined map[string]learners.KernelMatrix, friends [][2]int, seed int64, rep *SocialReport, progress io.Writer) ([]scorer, error) {
-	var out []scorer
-	if k, ok := combined["alignf"]; ok {
-		out = append(out, kernelScorer("alignf", k))
-	}
-	pos := make([]learners.Pair, len(friends))
-	for i, e := range friends {
-		pos[i] = learners.Pair{I: e[0], J: e[1]}
-	}
-	base := make([]learners.KernelMatrix, len(kernels))
-	for i, k := range kernels {
-		base[i] = k.K
-	}
-	neg, err := mklr.SampleNegatives(ctx, base, pos, mklr.NegativeOptions{Seed: uint64(seed)})
-	if err != nil {
-		return nil, err
-	}
-	for _, method := range []string{"alignf", "uniform"} {
-		k, ok := combined[method]
-		if !ok {
+// recommenders trains the recommender of each combination learner
+// (alignf, when registered, and uniform) on the view, recording the
+// learned weights and any warning.
+func recommenders(ctx context.Context, ds *social.Dataset, view social.View, target recommend.Target, task string, cfg SocialConfig, rep *SocialReport, progress io.Writer) (map[string]*recommend.Model, error) {
+	out := map[string]*recommend.Model{}
+	for _, name := range []string{"alignf", "uniform"} {
+		if name == "alignf" && !rep.alignfRegistered {
 			continue
 		}
-		fmt.Fprintf(progress, "training %s+mklr on %d positive and %d negative pairs\n", method, len(pos), len(neg))
-		model, err := mklr.Train(ctx, k, pos, neg, mklr.Options{Seed: uint64(seed)})
-		if errors.Is(err, learners.ErrNotConverged) && model != nil {
-			// The model of the last refit, used knowingly (contract of ErrNotConverged).
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s+mklr: %v; the last refit is used", method, err))
-		} else if err != nil {
-			return nil, fmt.Errorf("%s+mklr: %w", method, err)
+		fmt.Fprintf(progress, "%s: training %s+mklr\n", task, name)
+		m, err := recommend.Train(ctx, ds, view, recommend.Options{
+			Learner: name, Target: target, Seed: uint64(cfg.Seed),
+			Kernels: social.KernelOptions{Mode: cfg.Mode},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s+mklr (%s task): %w", name, task, err)
 		}
-		out = append(out, scorer{method + "+mklr", model.ScoreAll})
+		st := m.Stats()
+		for _, w := range st.Weights {
+			rep.Weights = append(rep.Weights, KernelWeight{task, name, w.Kernel, w.Weight})
+		}
+		for _, w := range st.Warnings {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s task, %s+mklr: %s", task, name, w))
+		}
+		out[name] = m
 	}
 	return out, nil
-}
-
-// withoutKernel drops the named kernel (the regularised Laplacian costs one
-// linear solve per row, too much for alignment over every user).
-func withoutKernel(ks []social.NamedKernel, names ...string) []social.NamedKernel {
-	var out []social.NamedKernel
-	for _, k := range ks {
-		if !slices.Contains(names, k.Name) {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
@@ -295,20 +237,18 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	for _, k := range kernels {
 		scorers = append(scorers, kernelScorer("kernel/"+k.Name, k.K))
 	}
-	target, err := social.FriendMatrix(n, visible)
+	models, err := recommenders(ctx, ds, view, recommend.TargetFriends, "friends", cfg, rep, progress)
 	if err != nil {
 		return err
 	}
-	learned := withoutKernel(kernels, social.KernelRegLaplacian)
-	combined, err := combinations(ctx, learned, target, "friends", rep)
-	if err != nil {
-		return err
+	if m, ok := models["alignf"]; ok {
+		scorers = append(scorers, kernelScorer("alignf", m.Combined()))
 	}
-	strength, err := strengthScorers(ctx, learned, combined, visible, cfg.Seed, rep, progress)
-	if err != nil {
-		return err
+	for _, name := range []string{"alignf", "uniform"} {
+		if m, ok := models[name]; ok {
+			scorers = append(scorers, scorer{name + "+mklr", m.ScoreAll})
+		}
 	}
-	scorers = append(scorers, strength...)
 	var users []int
 	for u, h := range hiddenAdj {
 		if len(h) > 0 {
@@ -406,28 +346,26 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 			}
 		}},
 	}
-	var base []social.NamedKernel
-	var target learners.KernelMatrix
+	hasGroups := false
 	for _, k := range kernels {
 		if k.Name == social.KernelGroups {
-			target = k.K // the group task's target; not a base kernel then (spec B.2)
+			hasGroups = true // the group task's target, not a base kernel then (spec B.2)
 			continue
 		}
-		base = append(base, k)
 		scorers = append(scorers, vote("kernel/"+k.Name, k.K.Row))
 	}
-	if target != nil {
-		learned := withoutKernel(base, social.KernelRegLaplacian)
-		combined, err := combinations(ctx, learned, target, "groups", rep)
+	if hasGroups {
+		models, err := recommenders(ctx, ds, view, recommend.TargetGroups, "groups", cfg, rep, progress)
 		if err != nil {
 			return err
 		}
-		strength, err := strengthScorers(ctx, learned, combined, ds.Friends, cfg.Seed, rep, progress)
-		if err != nil {
-			return err
+		if m, ok := models["alignf"]; ok {
+			scorers = append(scorers, vote("alignf", m.Combined().Row))
 		}
-		for _, sc := range strength {
-			scorers = append(scorers, vote(sc.name, sc.score))
+		for _, name := range []string{"alignf", "uniform"} {
+			if m, ok := models[name]; ok {
+				scorers = append(scorers, scorer{name + "+mklr", m.GroupScores})
+			}
 		}
 	}
 	var users []int

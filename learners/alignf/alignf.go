@@ -62,8 +62,8 @@ import (
 const Name = "alignf"
 
 // DenseOutputMax is the largest n for which Output.Kernel is formed from
-// implicit kernels (8 n^2 bytes: 32 MB at 2,000). Dense inputs always get it.
-const DenseOutputMax = 2000
+// implicit kernels. Dense inputs always get it.
+const DenseOutputMax = learners.DenseOutputMax
 
 const needs = learners.NeedKernels | learners.NeedTarget | learners.AcceptImplicit
 
@@ -102,13 +102,11 @@ func (Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, e
 			Gap:        res.QP.Gap / math.Max(math.Abs(res.QP.Objective), math.SmallestNonzeroFloat64),
 		},
 	}
-	if len(in.Kernels) > 0 || in.N() <= DenseOutputMax {
-		sum, serr := learners.NewKernelSum(res.Weights, kernels)
-		if serr != nil {
-			return nil, serr
-		}
-		out.Kernel = learners.KernelDense(sum)
+	k, kerr := learners.CombinedOutput(in, res.Weights)
+	if kerr != nil {
+		return nil, kerr
 	}
+	out.Kernel = k
 	return out, err
 }
 

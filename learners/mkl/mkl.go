@@ -57,8 +57,8 @@ func init() {
 	learners.Register(learners.Spec{
 		Name:  Uniform,
 		Kind:  learners.KindWeights,
-		Doc:   "AvgKernel: equal weights 1/m over the base kernels as given, the trivial MKL baseline. Needs Kernels.",
-		Needs: learners.NeedKernels,
+		Doc:   "AvgKernel: equal weights 1/m over the base kernels as given, the trivial MKL baseline. Needs Kernels; accepts implicit ones.",
+		Needs: uniformNeeds,
 		New:   func(learners.Values) (learners.Learner, error) { return uniform{}, nil },
 	})
 	p := learners.Float("p", 2, 1, math.Inf(1), "the norm p > 1 of the weight constraint |theta|_p <= 1 (the thesis tries 2, 3, 4 and reports the best)")

@@ -4,27 +4,30 @@ import (
 	"context"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"gonum.org/v1/gonum/mat"
 )
 
 // uniform is AvgKernel: theta_t = 1/m, K = (1/m) sum_t K_t, exact, no
-// iterations.
+// iterations. It takes stored or implicit kernels (Output.Kernel then only
+// up to learners.DenseOutputMax points).
 type uniform struct{}
 
+const uniformNeeds = learners.NeedKernels | learners.AcceptImplicit
+
 func (uniform) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(learners.NeedKernels); err != nil {
+	if err := in.Validate(uniformNeeds); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := len(in.Kernels)
+	m := len(in.BaseKernels())
 	theta := make([]float64, m)
 	for t := range theta {
 		theta[t] = 1 / float64(m)
 	}
-	n := in.N()
-	k := mat.NewSymDense(n, nil)
-	learners.NewKernelSet(in.Kernels).Combine(k, theta)
+	k, err := learners.CombinedOutput(in, theta)
+	if err != nil {
+		return nil, err
+	}
 	return &learners.Output{Kernel: k, Weights: theta, Stats: learners.Stats{Converged: true}}, nil
 }

@@ -1,0 +1,386 @@
+package recommend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/mklr"
+	"github.com/kernelrank/kernelrank/social"
+)
+
+// DefaultLearner is the kernel-combination learner of the thesis.
+const DefaultLearner = "alignf"
+
+// Target is what the combination learner aligns the kernels with.
+type Target string
+
+// The targets.
+const (
+	// TargetFriends aligns with the friendships (the friend task of the
+	// thesis; every base kernel takes part). The default.
+	TargetFriends Target = "friends"
+	// TargetGroups aligns with the groups kernel (the group task of spec
+	// B.2), which is then not a base kernel.
+	TargetGroups Target = "groups"
+)
+
+// Options configures Train. The zero value is the default.
+type Options struct {
+	// Learner is the registered kernel-combination learner (kind weights)
+	// and Params its JSON parameters; "" means DefaultLearner.
+	Learner string
+	Params  json.RawMessage
+	Target  Target // "" means TargetFriends
+	// Kernels configures the base kernels. When Kernels.Kernels is empty,
+	// every kernel the data has but the regularised Laplacian, whose rows
+	// cost a linear solve each, too slow for alignment over all users.
+	Kernels social.KernelOptions
+	// DenseMax is the largest number of users for which the kernels are
+	// stored densely for a learner that does not take implicit kernels
+	// (8 n^2 bytes each; default 2000: 32 MB a kernel).
+	DenseMax int
+	// MKLR and Negatives configure the strength model and its negative
+	// training pairs; their seeds default to Seed.
+	MKLR      mklr.Options
+	Negatives mklr.NegativeOptions
+	// Seed seeds the negatives, the import candidates, the kernels' random
+	// features and the order among equal scores (default 1).
+	Seed uint64
+	// Log receives the progress of training (nil: none).
+	Log *slog.Logger
+}
+
+// ErrLearner wraps the errors of a learner that cannot combine the kernels
+// here: unknown, not a weights learner, needing inputs the recommender
+// does not have, or bad parameters. It is the caller's mistake.
+var ErrLearner = errors.New("unusable kernel-combination learner")
+
+// Stats reports how training went.
+type Stats struct {
+	Learner string
+	Target  Target
+	Users   int
+	// Weights are the learned kernel weights, by kernel name.
+	Weights []KernelWeight
+	// Objective is the learner's Stats.Objective (alignf: the centred
+	// alignment reached).
+	Objective float64
+	// Positive and Negative count the strength model's training pairs;
+	// Imports its import set.
+	Positive, Negative, Imports int
+	// Kernels, Combine, Negatives, Strength time the stages.
+	Kernels, Combine, Negatives, Strength time.Duration
+	// Warnings says what stopped short (a learner or a refit that did not
+	// converge: its last iterate is used).
+	Warnings []string
+}
+
+// KernelWeight is one learned weight.
+type KernelWeight struct {
+	Kernel string  `json:"kernel"`
+	Weight float64 `json:"weight"`
+}
+
+// Model is a trained recommender over one data set. It is safe for
+// concurrent use.
+type Model struct {
+	ds       *social.Dataset
+	kernels  []social.NamedKernel // the base kernels, in weight order
+	weights  []float64
+	combined learners.KernelMatrix
+	strength *mklr.Model
+	friends  [][]int // visible friends of each user, sorted
+	groups   [][]int // visible groups of each user, sorted
+	members  [][]int // visible members of each group, sorted
+	noData   []bool  // users with no relation and no content at all
+	userTie  []int   // rank among equal scores: seeded permutations
+	groupTie []int
+	stats    Stats
+}
+
+// Train builds the kernels of ds over view, learns their weights with the
+// learner and trains the strength model on view's friendships. Errors wrap
+// ErrLearner (the learner cannot be used here), learners.ErrInput (the data
+// cannot give what is needed: no friendships, a listed kernel the data has
+// not), or are ctx's. A learner or refit that stops short is not an error:
+// its last iterate is used and Stats.Warnings says so.
+func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {
+	opts.defaults()
+	spec, err := usable(opts.Learner, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	learner, _, err := learners.New(opts.Learner, opts.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLearner, err)
+	}
+	n := ds.N()
+	if len(view.Friends) == 0 {
+		return nil, fmt.Errorf("%w: no friendships to learn from", learners.ErrInput)
+	}
+	if spec.Needs&learners.AcceptImplicit == 0 && n > opts.DenseMax {
+		return nil, fmt.Errorf("%w: %s needs stored kernels and %d users exceed the dense limit of %d (DenseMax)",
+			ErrLearner, opts.Learner, n, opts.DenseMax)
+	}
+	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}}
+	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
+
+	start := time.Now()
+	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", opts.Kernels.Mode)
+	kernels, err := social.BuildKernels(ctx, ds, view, opts.Kernels)
+	if err != nil {
+		return nil, err
+	}
+	base, target, err := split(kernels, view, n, opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	m.kernels = base
+	m.stats.Kernels = time.Since(start)
+
+	start = time.Now()
+	logf("learning kernel weights", "kernels", len(base))
+	if err := m.combine(ctx, learner, spec, target); err != nil {
+		return nil, err
+	}
+	m.stats.Combine = time.Since(start)
+	logf("kernel weights learned", "weights", m.stats.Weights, "objective", m.stats.Objective, "took", m.stats.Combine.Round(time.Millisecond))
+
+	if err := m.trainStrength(ctx, view, opts, logf); err != nil {
+		return nil, err
+	}
+	m.index(view, opts.Seed)
+	return m, nil
+}
+
+func (o *Options) defaults() {
+	if o.Learner == "" {
+		o.Learner = DefaultLearner
+	}
+	if o.Target == "" {
+		o.Target = TargetFriends
+	}
+	if o.DenseMax <= 0 {
+		o.DenseMax = 2000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Kernels.Seed == 0 {
+		o.Kernels.Seed = o.Seed
+	}
+	if o.MKLR.Seed == 0 {
+		o.MKLR.Seed = o.Seed
+	}
+	if o.Negatives.Seed == 0 {
+		o.Negatives.Seed = o.Seed
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// usable checks that the named learner can combine the base kernels with
+// no more than a target: a registered weights learner needing nothing else.
+func usable(name string, target Target) (learners.Spec, error) {
+	if target != TargetFriends && target != TargetGroups {
+		return learners.Spec{}, fmt.Errorf("%w: unknown target %q (friends or groups)", learners.ErrInput, target)
+	}
+	spec, ok := learners.Lookup(name)
+	if !ok {
+		return spec, fmt.Errorf("%w: unknown learner %q (usable: %s)", ErrLearner, name, strings.Join(Learners(), ", "))
+	}
+	if err := fits(spec); err != nil {
+		return spec, fmt.Errorf("%w: %w (usable: %s)", ErrLearner, err, strings.Join(Learners(), ", "))
+	}
+	return spec, nil
+}
+
+// fits says why a learner cannot combine the kernels (nil when it can).
+func fits(spec learners.Spec) error {
+	if spec.Kind != learners.KindWeights {
+		return fmt.Errorf("%s learns a %s, not kernel weights", spec.Name, spec.Kind)
+	}
+	if extra := spec.Needs &^ (learners.NeedKernels | learners.NeedTarget | learners.AcceptImplicit); extra != 0 {
+		return fmt.Errorf("%s needs %s, which the recommender does not have", spec.Name, strings.Join(extra.Names(), " and "))
+	}
+	return nil
+}
+
+// Learners lists the registered learners the recommender can use, sorted.
+func Learners() []string {
+	var out []string
+	for _, s := range learners.Specs() {
+		if fits(s) == nil {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// split separates the learned base kernels from the target: the friendship
+// matrix, or the groups kernel for TargetGroups.
+func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y learners.KernelMatrix, err error) {
+	for _, k := range kernels {
+		switch {
+		case k.Name == social.KernelRegLaplacian:
+		case target == TargetGroups && k.Name == social.KernelGroups:
+			y = k.K
+		default:
+			base = append(base, k)
+		}
+	}
+	if target == TargetFriends {
+		y, err = social.FriendMatrix(n, view.Friends)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if y == nil {
+		return nil, nil, fmt.Errorf("%w: the group target needs memberships, and the data has none", learners.ErrInput)
+	}
+	if len(base) == 0 {
+		return nil, nil, fmt.Errorf("%w: the data gives no base kernel to combine", learners.ErrInput)
+	}
+	return base, y, nil
+}
+
+// combine fits the learner and forms the combined kernel sum_t theta_t K_t.
+func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.Spec, target learners.KernelMatrix) error {
+	in := &learners.Input{}
+	if spec.Needs&learners.AcceptImplicit != 0 {
+		for _, k := range m.kernels {
+			in.Matrices = append(in.Matrices, k.K)
+		}
+		in.TargetMatrix = target
+	} else {
+		for _, k := range m.kernels {
+			in.Kernels = append(in.Kernels, learners.KernelDense(k.K))
+		}
+		in.Target = learners.KernelDense(target)
+	}
+	out, err := l.Fit(ctx, in)
+	switch {
+	case errors.Is(err, learners.ErrNotConverged) && out != nil:
+		m.stats.Warnings = append(m.stats.Warnings, fmt.Sprintf("%s: %v; its last iterate is used", spec.Name, err))
+	case errors.Is(err, learners.ErrInput):
+		return fmt.Errorf("%w: %w", ErrLearner, err)
+	case err != nil:
+		return err
+	}
+	if len(out.Weights) != len(m.kernels) {
+		return fmt.Errorf("%s returned %d weights for %d kernels", spec.Name, len(out.Weights), len(m.kernels))
+	}
+	if !slices.ContainsFunc(out.Weights, func(w float64) bool { return w != 0 }) {
+		return fmt.Errorf("%w: %s gave every kernel weight 0", learners.ErrInput, spec.Name)
+	}
+	m.weights = out.Weights
+	m.stats.Objective = out.Stats.Objective
+	for t, k := range m.kernels {
+		m.stats.Weights = append(m.stats.Weights, KernelWeight{k.Name, out.Weights[t]})
+	}
+	ks := make([]learners.KernelMatrix, len(m.kernels))
+	for t, k := range m.kernels {
+		ks[t] = k.K
+	}
+	m.combined, err = learners.NewKernelSum(m.weights, ks)
+	return err
+}
+
+// trainStrength samples the negatives of section 7.4.2 and trains MKLR on
+// the combined kernel.
+func (m *Model) trainStrength(ctx context.Context, view social.View, opts Options, logf func(string, ...any)) error {
+	start := time.Now()
+	pos := make([]learners.Pair, len(view.Friends))
+	for i, e := range view.Friends {
+		pos[i] = learners.Pair{I: e[0], J: e[1]}
+	}
+	base := make([]learners.KernelMatrix, len(m.kernels))
+	for t, k := range m.kernels {
+		base[t] = k.K
+	}
+	neg, err := mklr.SampleNegatives(ctx, base, pos, opts.Negatives)
+	if err != nil {
+		return err
+	}
+	m.stats.Negatives = time.Since(start)
+	m.stats.Positive, m.stats.Negative = len(pos), len(neg)
+
+	start = time.Now()
+	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
+	m.strength, err = mklr.Train(ctx, m.combined, pos, neg, opts.MKLR)
+	switch {
+	case errors.Is(err, learners.ErrNotConverged) && m.strength != nil:
+		m.stats.Warnings = append(m.stats.Warnings, fmt.Sprintf("mklr: %v; the last refit is used", err))
+	case err != nil:
+		return fmt.Errorf("mklr: %w", err)
+	}
+	m.stats.Strength = time.Since(start)
+	m.stats.Imports = len(m.strength.Imports())
+	logf("strength model trained", "imports", m.stats.Imports, "took", m.stats.Strength.Round(time.Millisecond))
+	return nil
+}
+
+// index records the visible relations and who has no data at all.
+func (m *Model) index(view social.View, seed uint64) {
+	n, ds := m.ds.N(), m.ds
+	m.friends = make([][]int, n)
+	for _, e := range view.Friends {
+		m.friends[e[0]] = append(m.friends[e[0]], e[1])
+		m.friends[e[1]] = append(m.friends[e[1]], e[0])
+	}
+	m.groups = make([][]int, n)
+	m.members = make([][]int, len(ds.Groups))
+	for _, e := range view.Memberships {
+		m.groups[e[0]] = append(m.groups[e[0]], e[1])
+		m.members[e[1]] = append(m.members[e[1]], e[0])
+	}
+	for _, lists := range [][][]int{m.friends, m.groups, m.members} {
+		for i, l := range lists {
+			slices.Sort(l)
+			lists[i] = slices.Compact(l)
+		}
+	}
+	commented := make([]bool, n)
+	for _, c := range ds.Comments {
+		commented[c.Author], commented[c.Owner] = true, true
+	}
+	m.noData = make([]bool, n)
+	for u := range m.noData {
+		usr := &ds.Users[u]
+		m.noData[u] = len(m.friends[u]) == 0 && len(m.groups[u]) == 0 && !commented[u] &&
+			len(usr.Photos) == 0 && len(usr.Tags) == 0 && len(usr.Places) == 0 && len(usr.Faves) == 0
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7e1e))
+	m.userTie, m.groupTie = rng.Perm(n), rng.Perm(len(ds.Groups))
+}
+
+// Stats returns how training went.
+func (m *Model) Stats() Stats { return m.stats }
+
+// Dataset returns the data set the model was trained on.
+func (m *Model) Dataset() *social.Dataset { return m.ds }
+
+// Score returns the social strength score f(u, v) (the log-odds that u
+// and v are friends). Scores of all users of u: ScoreAll.
+func (m *Model) Score(u, v int) float64 { return m.strength.Score(u, v) }
+
+// ScoreAll sets dst[v] = f(u, v) for every user v (dst of length N()).
+func (m *Model) ScoreAll(u int, dst []float64) { m.strength.ScoreAll(u, dst) }
+
+// Combined returns the combined kernel sum_t theta_t K^t.
+func (m *Model) Combined() learners.KernelMatrix { return m.combined }
+
+// FriendsOf returns u's visible friends, sorted.
+func (m *Model) FriendsOf(u int) []int { return m.friends[u] }
+
+// GroupsOf returns the groups u is visibly in, sorted.
+func (m *Model) GroupsOf(u int) []int { return m.groups[u] }

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/recommend"
+)
+
+// The query parameters of the recommendation endpoints.
+var recommendParams = map[string]bool{"k": true, "learner": true}
+
+func (s *Server) getUser(c *gin.Context) {
+	if !s.haveSocial(c) {
+		return
+	}
+	p, ok := s.cfg.Social.Profile(c.Param("id"))
+	if !ok {
+		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) friends(c *gin.Context) {
+	s.recommend(c, func(m *recommend.Model, u, k int) (any, string, error) {
+		r, err := m.RecommendFriends(u, k)
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Items, r.Reason, nil
+	})
+}
+
+func (s *Server) groups(c *gin.Context) {
+	s.recommend(c, func(m *recommend.Model, u, k int) (any, string, error) {
+		r, err := m.RecommendGroups(u, k)
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Items, r.Reason, nil
+	})
+}
+
+// recommend answers a friend or group request: it checks the parameters,
+// waits up to ModelWait for the learner's model and asks it.
+func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int) (items any, reason string, err error)) {
+	if !s.haveSocial(c) {
+		return
+	}
+	start := time.Now()
+	qs := c.Request.URL.Query()
+	for name := range qs {
+		if !recommendParams[name] {
+			badRequest(c, "unknown query parameter "+strconv.Quote(name)+" (k, learner)")
+			return
+		}
+	}
+	id := c.Param("id")
+	u, ok := s.cfg.Social.Dataset().UserIndex(id)
+	if !ok {
+		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id))
+		return
+	}
+	k, ok := intParam(c, qs, "k", 10, 1, s.cfg.MaxK)
+	if !ok {
+		return
+	}
+	learner := qs.Get("learner")
+	if learner == "" {
+		learner = s.cfg.Social.DefaultLearner()
+	}
+	wait, cancel := context.WithTimeout(c.Request.Context(), s.cfg.ModelWait)
+	defer cancel()
+	m, err := s.cfg.Social.Model(wait, learner)
+	switch {
+	case errors.Is(err, recommend.ErrLearner):
+		badRequest(c, err.Error())
+		return
+	case errors.Is(err, recommend.ErrTraining):
+		c.Header("Retry-After", "5")
+		fail(c, http.StatusServiceUnavailable, "training", "the "+learner+" recommender is being trained: "+err.Error()+"; retry shortly")
+		return
+	case err != nil:
+		fail(c, http.StatusServiceUnavailable, "model_unavailable", "the "+learner+" recommender could not be trained: "+err.Error())
+		return
+	}
+	items, reason, err := ask(m, u, k)
+	if errors.Is(err, learners.ErrInput) {
+		badRequest(c, err.Error())
+		return
+	} else if err != nil {
+		s.log.Error("recommendation failed", "request_id", c.GetString("request_id"), "err", err)
+		fail(c, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	body := gin.H{"user": id, "learner": learner, "k": k, "items": items, "took_ms": ms(time.Since(start))}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+func (s *Server) haveSocial(c *gin.Context) bool {
+	if s.cfg.Social == nil {
+		fail(c, http.StatusNotFound, "not_found", "this server has no social data (start it with --social DIR, or without --no-social for the demo network)")
+		return false
+	}
+	return true
+}

@@ -120,10 +120,39 @@ func clusterRep(ctx context.Context, accTable, timeTable, name string, d *labell
 	return res, nil
 }
 
+// maxClusterGB bounds the memory of the dense n x n matrices of the
+// clustering fits running at once (the machines have 24 GB, shared).
+const maxClusterGB = 6
+
+// clusterGB is the memory of workers concurrent clustering fits on n
+// points: about 8 dense n x n matrices each (the base kernel, the kNN
+// distances, A and the eigensolver's workspace, the eigenvectors, the
+// learned kernel and kernel k-means' sums).
+func clusterGB(n, workers int) float64 {
+	return 8 * 8 * float64(n) * float64(n) * float64(workers) / 1e9
+}
+
+// checkClusterMemory refuses data sets whose fits would exceed limitGB,
+// before any work starts: a clear error instead of an out-of-memory kill.
+func checkClusterMemory(sets []*labelled, workers int, limitGB float64) error {
+	for _, d := range sets {
+		n, _ := d.x.Dims()
+		if gb := clusterGB(n, workers); gb > limitGB {
+			maxN := int(math.Sqrt(limitGB * 1e9 / (64 * float64(workers))))
+			return fmt.Errorf("%s: %d points need about %.0f GB for %d clustering fits at once (dense n x n kernels; limit %g GB): "+
+				"subsample it to at most %d points or lower --workers", d.name, n, gb, workers, limitGB, maxN)
+		}
+	}
+	return nil
+}
+
 // runClustering fills Tables 3.2 (accuracy) and 3.3 (time) from the same runs.
 func runClustering(ctx context.Context, r *runner, out map[string]*LearnersTable) error {
 	sets, err := r.loadSets([]builtin{setIris, setSonarRaw, setWine}, chessboard, spiral)
 	if err != nil {
+		return err
+	}
+	if err := checkClusterMemory(sets, r.cfg.Workers, maxClusterGB); err != nil {
 		return err
 	}
 	var notes []string

@@ -14,6 +14,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 )
 
 // The learner protocols of Zhuang's thesis (shared/specs/zhuang-thesis-ch2-5.md
@@ -35,9 +36,13 @@ type LearnersConfig struct {
 	Datasets []string
 	// Methods restricts the columns to these methods (see LearnerMethods);
 	// empty runs them all.
-	Methods  []string
-	Workers  int // repetitions run in parallel (default 2)
-	Progress io.Writer
+	Methods []string
+	// Components says which sampled pairs join the connected components
+	// that stop the pair sampling of Tables 3.2/3.3 (spec 3.10.1: all of
+	// them, the default).
+	Components simplenpkl.Components
+	Workers    int // repetitions run in parallel (default 2)
+	Progress   io.Writer
 }
 
 // LearnerRow is one number of the report. Accuracies are fractions in

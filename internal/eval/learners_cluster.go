@@ -146,6 +146,16 @@ func checkClusterMemory(sets []*labelled, workers int, limitGB float64) error {
 	return nil
 }
 
+// constraintNote describes the pair sampling of Tables 3.2/3.3.
+func constraintNote(over simplenpkl.Components) string {
+	if over == simplenpkl.MustLinks {
+		return fmt.Sprintf("constraints: random pairs until the must-links leave %.0f%% of the points as connected components "+
+			"([XNJR02]'s components of the similarity graph; --components must-links)", 100*constraintRatio)
+	}
+	return fmt.Sprintf("constraints: random pairs until %.0f%% of the points are connected components (spec 3.10.1; "+
+		"--components must-links counts must-links only, as [XNJR02])", 100*constraintRatio)
+}
+
 // runClustering fills Tables 3.2 (accuracy) and 3.3 (time) from the same runs.
 func runClustering(ctx context.Context, r *runner, out map[string]*LearnersTable) error {
 	sets, err := r.loadSets([]builtin{setIris, setSonarRaw, setWine}, chessboard, spiral)
@@ -166,13 +176,13 @@ func runClustering(ctx context.Context, r *runner, out map[string]*LearnersTable
 	notes = append(notes, "NPKL-LL / NPKL-HL (SDP with SDPT3) have no Go counterpart: not run (spec 1.13)",
 		"features raw for k-means, ck-means and the kNN graph; SimpleNPKL at the learner's defaults (C, B, p, k) but the loss "+
 			"[the thesis: k = 5, B = 1, p = 2, C unstated in (0, 1]]",
-		fmt.Sprintf("constraints: random pairs until %.0f%% of the points are connected components (spec 3.10.1)", 100*constraintRatio))
+		constraintNote(r.cfg.Components))
 	n := tableReps(out)
 	results := make([]repResult, len(sets)*n)
 	err = r.parallel(ctx, "tables 3.2/3.3 (clustering)", len(results), func(ctx context.Context, i int) error {
 		d, rep := sets[i/n], i%n
 		seed := r.seedFor(d.name, rep)
-		must, cannot, err := simplenpkl.SampleConstraints(d.labels, constraintRatio, seed)
+		must, cannot, err := simplenpkl.SampleConstraints(d.labels, constraintRatio, seed, r.cfg.Components)
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.name, err)
 		}

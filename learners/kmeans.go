@@ -2,6 +2,7 @@ package learners
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 
@@ -37,6 +38,19 @@ import (
 // A cluster left empty by an assignment pass takes the unit that is
 // farthest from its own centre among those whose cluster has more than one
 // unit. Ties everywhere go to the lowest index.
+//
+// KernelKMeans adds one start to the k-means++ restarts: the PCA-guided
+// start of Ding & He (ICML 2004), the partition that (COP-)k-means finds on
+// the top-k kernel principal components (the relaxed solution of the kernel
+// k-means objective), from which Lloyd's iteration then runs in the full
+// feature space; the start with the lowest objective wins, as among the
+// restarts. DEVIATION from spec 1.9 ("multiple random restarts"): a kernel
+// that SimpleNPKL learns from many pairs (a1a, Table 3.7) is a strong class
+// direction over hundreds of near-equal eigenvalues with point norms K_ii
+// from 0.001 to 1.1; k-means++ seeds on the high-norm points and all ten
+// restarts end in splits like 1,596 / 9 points (objective 777.8, pairwise
+// accuracy 62%) while the partition by the sign of the top eigenvector has
+// objective 776.5 (accuracy 99.9%); 100 restarts find it only sometimes.
 
 // KMeansOptions configures KMeans and KernelKMeans. The zero value is a
 // good default.
@@ -79,7 +93,7 @@ func KMeans(ctx context.Context, x *mat.Dense, k int, opt KMeansOptions) (*Clust
 	if err := checkClusters(n, k); err != nil {
 		return nil, err
 	}
-	return cluster(ctx, &featureSpace{x: x, centres: mat.NewDense(k, d, nil), count: make([]int, k)}, n, k, opt)
+	return cluster(ctx, &featureSpace{x: x, centres: mat.NewDense(k, d, nil), count: make([]int, k)}, n, k, opt, nil)
 }
 
 // KernelKMeans clusters the n points of the kernel matrix kern into k
@@ -95,7 +109,63 @@ func KernelKMeans(ctx context.Context, kern *mat.SymDense, k int, opt KMeansOpti
 	if err := checkClusters(n, k); err != nil {
 		return nil, err
 	}
-	return cluster(ctx, &kernelSpace{k: kern, s: mat.NewDense(n, k, nil), t: make([]float64, k), count: make([]int, k)}, n, k, opt)
+	start, err := pcaStart(ctx, kern, k, opt)
+	if err != nil {
+		return nil, err
+	}
+	return cluster(ctx, &kernelSpace{k: kern, s: mat.NewDense(n, k, nil), t: make([]float64, k), count: make([]int, k)}, n, k, opt, start)
+}
+
+// pcaStart returns the PCA-guided start of KernelKMeans: the (COP-)k-means
+// partition, with opt's seed, restarts and pairs, of the rows of U_k
+// diag(sqrt lambda_k), the top-k eigenpairs of the centred kernel H K H
+// (nil for k = 1 or k = n, where every start ends in the same partition).
+func pcaStart(ctx context.Context, kern *mat.SymDense, k int, opt KMeansOptions) ([]int, error) {
+	n := kern.SymmetricDim()
+	if k < 2 || k >= n {
+		return nil, nil
+	}
+	// The start only has to be good, not exact: a residual of 1e-6 is ample,
+	// and vectors that miss it (ErrNotConverged) are still usable.
+	vals, vecs, err := TopK(centredOperator{SymOperator(kern)}, k, Largest, LanczosOptions{Tol: 1e-6, Seed: opt.Seed})
+	if err != nil && !errors.Is(err, ErrNotConverged) {
+		return nil, err
+	}
+	for c, v := range vals {
+		s := math.Sqrt(max(v, 0))
+		for i := range n {
+			vecs.Set(i, c, s*vecs.At(i, c))
+		}
+	}
+	feat := KMeansOptions{Restarts: opt.Restarts, MaxIter: opt.MaxIter, Seed: opt.Seed, MustLink: opt.MustLink, CannotLink: opt.CannotLink}
+	c, err := cluster(ctx, &featureSpace{x: vecs, centres: mat.NewDense(k, k, nil), count: make([]int, k)}, n, k, feat, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Labels, nil
+}
+
+// centredOperator is H A H for the centring matrix H = I - 11^T/n.
+type centredOperator struct{ a Operator }
+
+func (o centredOperator) Dim() int { return o.a.Dim() }
+
+func (o centredOperator) Apply(dst, x []float64) {
+	c := append([]float64(nil), x...)
+	centre(c)
+	o.a.Apply(dst, c)
+	centre(dst)
+}
+
+func centre(v []float64) {
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for i := range v {
+		v[i] -= m
+	}
 }
 
 // space is where the points live: distances between points (for seeding)
@@ -275,7 +345,9 @@ func checkClusters(n, k int) error {
 	return nil
 }
 
-func cluster(ctx context.Context, sp space, n, k int, opt KMeansOptions) (*Clustering, error) {
+// cluster runs the k-means++ restarts of opt and, when start is not nil, one
+// more start from that partition, and keeps the best result.
+func cluster(ctx context.Context, sp space, n, k int, opt KMeansOptions, start []int) (*Clustering, error) {
 	u, err := makeUnits(n, opt.MustLink, opt.CannotLink)
 	if err != nil {
 		return nil, err
@@ -292,12 +364,20 @@ func cluster(ctx context.Context, sp space, n, k int, opt KMeansOptions) (*Clust
 		maxIter = 100
 	}
 	var best *Clustering
-	for r := range restarts {
+	runs := restarts
+	if start != nil {
+		runs++
+	}
+	for r := range runs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		rng := rand.New(rand.NewPCG(opt.Seed, uint64(r)))
-		res, err := lloyd(ctx, sp, u, n, k, maxIter, rng)
+		var init []int
+		if r == restarts {
+			init = start
+		}
+		res, err := lloyd(ctx, sp, u, n, k, maxIter, rng, init)
 		if err != nil {
 			return nil, err
 		}
@@ -365,11 +445,18 @@ func containsInt(s []int, v int) bool {
 	return false
 }
 
-// lloyd runs one start: seeding, then assignment passes and centre updates
-// until the labels repeat or maxIter passes.
-func lloyd(ctx context.Context, sp space, u *units, n, k, maxIter int, rng *rand.Rand) (*Clustering, error) {
-	seed := seeds(sp, n, k, rng)
-	dist := func(i, c int) float64 { return sp.pointDist(i, seed[c]) }
+// lloyd runs one start: k-means++ seeding (or, given init, the centres of
+// that partition), then assignment passes and centre updates until the
+// labels repeat or maxIter passes.
+func lloyd(ctx context.Context, sp space, u *units, n, k, maxIter int, rng *rand.Rand, init []int) (*Clustering, error) {
+	var dist func(i, c int) float64
+	if init != nil {
+		sp.update(init)
+		dist = sp.centreDist
+	} else {
+		seed := seeds(sp, n, k, rng)
+		dist = func(i, c int) float64 { return sp.pointDist(i, seed[c]) }
+	}
 	order := make([]int, len(u.members))
 	for i := range order {
 		order[i] = i

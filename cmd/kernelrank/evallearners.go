@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kernelrank/kernelrank/internal/eval"
+	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 )
 
 // listFlag is a repeatable string flag.
@@ -24,7 +25,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--json] [--dataset PATH]..."
+const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--components pairs|must-links] [--json] [--dataset PATH]..."
 
 // evalLearners runs `kernelrank eval learners`: the kernel-learning papers'
 // experiment protocols on the shared data, printed beside their numbers.
@@ -44,6 +45,8 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&cfg.Reps, "reps", 0, "repetitions per data set, overriding the spec's (20) for quick runs; 0 keeps the spec's")
 	fs.IntVar(&cfg.Workers, "workers", 2, "repetitions run in parallel (timings are per fit, measured under this load)")
 	fs.Var(&datasets, "dataset", "LIBSVM, PMLB-style TSV (target column) or label-first CSV file replacing the default data sets of every table but 3.7; repeatable")
+	components := fs.String("components", "pairs", "pairs of Tables 3.2/3.3 are drawn until they leave 70% of the points as connected components "+
+		"joined by: pairs = every sampled pair (spec default), must-links = the must-links only (the similarity graph of Xing et al. 2002)")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array (notes go to stderr)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -54,6 +57,14 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if cfg.Reps < 0 || cfg.Workers < 1 {
 		return fmt.Errorf("--reps must be >= 0 and --workers >= 1")
+	}
+	switch *components {
+	case "pairs":
+		cfg.Components = simplenpkl.AllPairs
+	case "must-links":
+		cfg.Components = simplenpkl.MustLinks
+	default:
+		return fmt.Errorf("--components %q: choose pairs or must-links", *components)
 	}
 	cfg.Tables, cfg.Methods, cfg.Datasets = tables, methods, datasets
 	rep, err := eval.Learners(ctx, cfg)

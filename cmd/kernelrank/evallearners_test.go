@@ -24,6 +24,7 @@ func TestEvalLearnersFlagErrors(t *testing.T) {
 		{[]string{"eval", "learners", "--workers", "0"}, "--workers"},
 		{[]string{"eval", "learners", "--dataset", "/no/such/file"}, "no such file"},
 		{[]string{"eval", "learners", "3.2"}, "takes no arguments"},
+		{[]string{"eval", "learners", "--components", "cannot-links"}, "choose pairs or must-links"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(ctx, tc.args, &out, &errOut)

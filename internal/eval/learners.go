@@ -14,6 +14,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 )
 
 // The learner protocols of Zhuang's thesis (shared/specs/zhuang-thesis-ch2-5.md
@@ -35,9 +36,13 @@ type LearnersConfig struct {
 	Datasets []string
 	// Methods restricts the columns to these methods (see LearnerMethods);
 	// empty runs them all.
-	Methods  []string
-	Workers  int // repetitions run in parallel (default 2)
-	Progress io.Writer
+	Methods []string
+	// Components says which sampled pairs join the connected components
+	// that stop the pair sampling of Tables 3.2/3.3 (spec 3.10.1: all of
+	// them, the default).
+	Components simplenpkl.Components
+	Workers    int // repetitions run in parallel (default 2)
+	Progress   io.Writer
 }
 
 // LearnerRow is one number of the report. Accuracies are fractions in
@@ -140,6 +145,26 @@ func LearnerMethods() []string {
 	return names
 }
 
+// methodTables returns the ids of the tables that have method as a column.
+func methodTables(method string) []string {
+	var ids []string
+	if slices.Contains(clusterMethods(clusterLosses), method) {
+		ids = append(ids, "3.2", "3.3")
+	}
+	if slices.Contains(clusterMethods(adultLosses), method) {
+		ids = append(ids, "3.7")
+	}
+	for _, t := range []struct {
+		id string
+		ms []mklMethod
+	}{{"4.2", methods42}, {"5.2", methods52}, {"5.3", methods53}} {
+		if slices.ContainsFunc(t.ms, func(m mklMethod) bool { return m.name == method }) {
+			ids = append(ids, t.id)
+		}
+	}
+	return ids
+}
+
 // runner carries what the protocols share.
 type runner struct {
 	cfg      LearnersConfig
@@ -173,12 +198,21 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 			return nil, fmt.Errorf("--dataset: %w", err)
 		}
 	}
+	var methods []string // without repeats: --method m --method m runs m once
 	for _, m := range cfg.Methods {
 		if !slices.Contains(LearnerMethods(), m) {
 			return nil, fmt.Errorf("unknown method %q: choose from %s", m, strings.Join(LearnerMethods(), ", "))
 		}
+		in := methodTables(m)
+		if len(want) > 0 && !slices.ContainsFunc(in, func(id string) bool { return want[id] }) {
+			return nil, fmt.Errorf("method %q is not a column of the tables asked for: it is in table %s", m, strings.Join(in, ", "))
+		}
+		if !slices.Contains(methods, m) {
+			methods = append(methods, m)
+		}
 	}
-	r := &runner{cfg: cfg, progress: newProgressBar(cfg.Progress)}
+	cfg.Methods = methods
+	r := &runner{cfg: cfg, progress: newProgressBar(cfg.Progress, cfg.Seed)}
 	if dir, ok := dataset.DataDir(); ok {
 		r.dataDir = dir
 	}
@@ -566,9 +600,11 @@ func (r *runner) availability(methods []string, learnerOf func(string) string) (
 }
 
 // progressBar draws one line on stderr per protocol run: a bar, the count
-// of repetitions done and the elapsed time.
+// of repetitions done, the elapsed time and the seed (so that a line of a
+// log says how to rerun it).
 type progressBar struct {
 	w     io.Writer
+	seed  int64
 	mu    sync.Mutex
 	label string
 	done  int
@@ -576,11 +612,11 @@ type progressBar struct {
 	begin time.Time
 }
 
-func newProgressBar(w io.Writer) *progressBar {
+func newProgressBar(w io.Writer, seed int64) *progressBar {
 	if w == nil {
 		w = io.Discard
 	}
-	return &progressBar{w: w}
+	return &progressBar{w: w, seed: seed}
 }
 
 func (p *progressBar) start(label string, total int) {
@@ -609,8 +645,8 @@ func (p *progressBar) draw() {
 	if p.total > 0 {
 		fill = width * p.done / p.total
 	}
-	fmt.Fprintf(p.w, "\r%-34s [%s%s] %d/%d %s", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill),
-		p.done, p.total, time.Since(p.begin).Round(time.Second))
+	fmt.Fprintf(p.w, "\r%-34s [%s%s] %d/%d %s seed %d", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+		p.done, p.total, time.Since(p.begin).Round(time.Second), p.seed)
 }
 
 // sortedCounts returns the keys of a count map in order, for stable notes.

@@ -200,6 +200,7 @@ func TestLearnersConfigErrors(t *testing.T) {
 		{LearnersConfig{Suite: "kumar"}, "unknown suite"},
 		{LearnersConfig{Suite: "zhuang", Tables: []string{"3.9"}}, "unknown table"},
 		{LearnersConfig{Suite: "zhuang", Methods: []string{"gmkl"}}, "unknown method"},
+		{LearnersConfig{Suite: "zhuang", Tables: []string{"3.2"}, Methods: []string{"umkl"}}, "not a column of the tables asked for: it is in table 5.2, 5.3"},
 		{LearnersConfig{Suite: "zhuang", Reps: -1}, "--reps"},
 		{LearnersConfig{Suite: "zhuang", Datasets: []string{filepath.Join(t.TempDir(), "missing")}}, "no such file"},
 		{LearnersConfig{Suite: "zhuang", Datasets: []string{garbage}}, "unknown format"},
@@ -346,5 +347,46 @@ func TestWithParamAndNames(t *testing.T) {
 		if got := canonicalName(in); got != want {
 			t.Errorf("canonicalName(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestCheckClusterMemory: 8 dense n x n float64 matrices a fit, so 10,000
+// points are 6.4 GB a worker and 6,846 points are the most two workers may
+// hold within 6 GB (8 * 8 * 6846^2 * 2 = 5.9999e9 bytes).
+func TestCheckClusterMemory(t *testing.T) {
+	big := &labelled{name: "big", x: mat.NewDense(10000, 1, nil)}
+	err := checkClusterMemory([]*labelled{big}, 1, 6)
+	if err == nil || !strings.Contains(err.Error(), "big: 10000 points need about 6 GB") || !strings.Contains(err.Error(), "at most 9682 points") {
+		t.Errorf("error %v, want the set, its size, the memory and the largest size allowed (9682)", err)
+	}
+	ok := &labelled{name: "ok", x: mat.NewDense(6846, 1, nil)}
+	if err := checkClusterMemory([]*labelled{ok}, 2, 6); err != nil {
+		t.Errorf("6846 points on 2 workers: %v, want no error", err)
+	}
+	if err := checkClusterMemory([]*labelled{{name: "ok", x: mat.NewDense(6847, 1, nil)}}, 2, 6); err == nil {
+		t.Error("6847 points on 2 workers: no error, want one")
+	}
+}
+
+// TestLearnersMethodRepeated: a method given twice runs once, and the
+// progress line names the seed.
+func TestLearnersMethodRepeated(t *testing.T) {
+	iris := dataFile(t, "uci/pmlb/iris.tsv.gz")
+	var progress strings.Builder
+	cfg := LearnersConfig{Suite: "zhuang", Tables: []string{"3.2"}, Seed: 5, Reps: 1, Datasets: []string{iris},
+		Methods: []string{"k-means", "k-means"}, Progress: &progress}
+	rep, err := Learners(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range rep.Rows() {
+		rows = append(rows, r.Dataset+" "+r.Method)
+	}
+	if !slices.Equal(rows, []string{"iris k-means", "mean k-means"}) {
+		t.Errorf("rows %v, want iris and mean for k-means once", rows)
+	}
+	if !strings.Contains(progress.String(), "] 1/1 ") || !strings.Contains(progress.String(), " seed 5") {
+		t.Errorf("progress %q: want a bar at 1/1 with the seed 5", progress.String())
 	}
 }

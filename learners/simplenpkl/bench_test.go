@@ -50,7 +50,7 @@ func pairAccuracy(b *testing.B, k *mat.SymDense, labels []int, classes int) floa
 func BenchmarkFit(b *testing.B) {
 	for _, set := range []string{"iris", "wine_recognition", "ionosphere"} {
 		x, labels, classes := loadUCI(b, set)
-		must, cannot, err := simplenpkl.SampleConstraints(labels, 0.7, 1)
+		must, cannot, err := simplenpkl.SampleConstraints(labels, 0.7, 1, simplenpkl.AllPairs)
 		if err != nil {
 			b.Fatal(err)
 		}

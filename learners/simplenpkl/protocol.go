@@ -8,18 +8,43 @@ import (
 	"github.com/kernelrank/kernelrank/learners"
 )
 
+// Components says which sampled pairs join connected components in
+// SampleConstraints.
+type Components int
+
+const (
+	// AllPairs: every sampled pair, must-link or cannot-link, joins its two
+	// components (spec 3.10.1's default procedure).
+	AllPairs Components = iota
+	// MustLinks: only must-links join components, the connected components
+	// of the similarity graph S of [XNJR02], whose rule [HJL07] and the
+	// thesis cite. It draws about twice as many pairs for the same ratio.
+	MustLinks
+)
+
 // SampleConstraints draws the side information of the thesis experiments
 // (section 3.5.1, spec 3.10.1): uniformly random unordered pairs of distinct
 // points without replacement, a must-link when the labels agree and a
-// cannot-link otherwise, until the sampled pairs leave at most ratio * n
-// connected components (union-find over the pairs; ratio 0.7 in the thesis,
-// after [HJL07]). Deterministic given seed.
-func SampleConstraints(labels []int, ratio float64, seed uint64) (must, cannot []learners.Pair, err error) {
+// cannot-link otherwise, until the sampled pairs (or, with MustLinks, the
+// must-links among them) leave at most ratio * n connected components
+// (union-find; ratio 0.7 in the thesis, after [HJL07]). Deterministic given
+// seed.
+func SampleConstraints(labels []int, ratio float64, seed uint64, over Components) (must, cannot []learners.Pair, err error) {
 	n := len(labels)
 	if n < 2 || !(ratio > 0 && ratio <= 1) {
 		return nil, nil, fmt.Errorf("%w: sampling constraints needs n >= 2 labels and a ratio in (0, 1], got n = %d, ratio = %g", learners.ErrInput, n, ratio)
 	}
 	target := int(math.Floor(ratio * float64(n)))
+	if over == MustLinks {
+		// Must-links cannot join points of different classes.
+		classes := map[int]bool{}
+		for _, l := range labels {
+			classes[l] = true
+		}
+		if target < len(classes) {
+			return nil, nil, fmt.Errorf("%w: must-links cannot leave %d components of %d points in %d classes", learners.ErrInput, max(target, 1), n, len(classes))
+		}
+	}
 	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
@@ -36,6 +61,9 @@ func SampleConstraints(labels []int, ratio float64, seed uint64) (must, cannot [
 	s := newPairSampler(labels, seed)
 	for comps > max(target, 1) {
 		p := s.next()
+		if over == MustLinks && labels[p.I] != labels[p.J] {
+			continue
+		}
 		if a, b := find(p.I), find(p.J); a != b {
 			parent[a] = b
 			comps--

@@ -29,7 +29,7 @@ func TestTable32Protocol(t *testing.T) {
 		var accKM, accSHL float64
 		for rep := 0; rep < reps; rep++ {
 			seed := uint64(rep + 1)
-			must, cannot, err := simplenpkl.SampleConstraints(labels, 0.7, seed)
+			must, cannot, err := simplenpkl.SampleConstraints(labels, 0.7, seed, simplenpkl.AllPairs)
 			if err != nil {
 				t.Fatal(err)
 			}

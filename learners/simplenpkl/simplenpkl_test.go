@@ -444,7 +444,7 @@ func TestSampleConstraints(t *testing.T) {
 	for i := range labels {
 		labels[i] = i % 3
 	}
-	must, cannot, err := SampleConstraints(labels, 0.7, 4)
+	must, cannot, err := SampleConstraints(labels, 0.7, 4, AllPairs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,9 +462,24 @@ func TestSampleConstraints(t *testing.T) {
 			t.Fatalf("cannot-link %v within a class", p)
 		}
 	}
-	m2, c2, _ := SampleConstraints(labels, 0.7, 4)
+	m2, c2, _ := SampleConstraints(labels, 0.7, 4, AllPairs)
 	if len(m2) != len(must) || len(c2) != len(cannot) || m2[0] != must[0] {
 		t.Fatal("not deterministic")
+	}
+	// Over the must-links only, the must-link graph has the 70 components;
+	// it takes more pairs: 30 must-link merges at a 1/3 chance a pair.
+	mm, mc, err := SampleConstraints(labels, 0.7, 4, MustLinks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := len(learners.NewGraph(100, mm, func(learners.Pair) float64 { return 1 }).Components()); c != 70 {
+		t.Fatalf("must-link components: %d, want 70", c)
+	}
+	if len(mm)+len(mc) <= len(must)+len(cannot) || len(mm) < 30 {
+		t.Fatalf("must-link components from %d+%d pairs, all-pair components from %d+%d: want more pairs and >= 30 must-links", len(mm), len(mc), len(must), len(cannot))
+	}
+	if _, _, err := SampleConstraints(labels, 0.02, 4, MustLinks); !errors.Is(err, learners.ErrInput) {
+		t.Fatalf("2 components of 3 classes by must-links: err = %v, want ErrInput", err)
 	}
 	must, cannot, err = SamplePairs(labels, 250, 5)
 	if err != nil || len(must)+len(cannot) != 250 {

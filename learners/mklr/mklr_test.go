@@ -14,16 +14,23 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// configs are the model variants the golden tests run over.
-var configs = []Options{
-	{Pair: PairSquared},
-	{Pair: PairSquared, KernelTerm: true},
-	{Pair: PairDifference, NoIntercept: true}, // (7.3) as written
-	{Pair: PairDifference, KernelTerm: true},
+// configs are the model variants the golden tests run over, with base
+// kernel terms (Options.Base) from base.
+func configs(base []learners.KernelMatrix) []Options {
+	return []Options{
+		{Pair: PairSquared},
+		{Pair: PairSquared, KernelTerm: true},
+		{Pair: PairDifference, NoIntercept: true}, // (7.3) as written
+		{Pair: PairDifference, KernelTerm: true},
+		{Pair: PairTensor},
+		{Pair: PairTensor, KernelTerm: true},
+		{Pair: PairTensor, Base: base},
+		{Pair: PairSquared, NoIntercept: true, Base: base},
+	}
 }
 
 func name(o Options) string {
-	return fmt.Sprintf("%v/intercept=%v/kernelterm=%v", o.Pair, !o.NoIntercept, o.KernelTerm)
+	return fmt.Sprintf("%v/intercept=%v/kernelterm=%v/base=%d", o.Pair, !o.NoIntercept, o.KernelTerm, len(o.Base))
 }
 
 // run trains and returns the trainer, for white-box checks.
@@ -43,9 +50,9 @@ func run(t *testing.T, k learners.KernelMatrix, pos, neg []learners.Pair, o Opti
 // explicitScore is f(i, j) from the feature map, independently of the
 // package's user differences.
 func (c *community) explicitScore(m *Model, i, j int) float64 {
-	f := m.Bias()
-	if m.k != nil {
-		f += m.Gamma() * mat.Dot(c.phi.RowView(i), c.phi.RowView(j))
+	f := m.Bias() + m.Gamma()*mat.Dot(c.phi.RowView(i), c.phi.RowView(j))
+	for b, w := range m.BaseWeights() {
+		f += w * c.baseAt(b, i, j)
 	}
 	for s, imp := range m.Imports() {
 		f += m.Alpha()[s] * c.featurePair(m.Pair(), learners.Pair{I: i, J: j}, imp)
@@ -59,7 +66,7 @@ func (c *community) explicitScore(m *Model, i, j int) float64 {
 // an explicit feature map; ScoreAll agrees with Score.
 func TestPairKernelIdentity(t *testing.T) {
 	c := newCommunity(t, 30, 3, 10, 2)
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Tol = 8, -1
 			tr, m := run(t, c.k, c.pos, c.neg, o)
@@ -106,6 +113,10 @@ func (c *community) objective(o Options, pairs []learners.Pair, y []float64, imp
 		}
 		if o.KernelTerm {
 			f += theta[j] * mat.Dot(c.phi.RowView(p.I), c.phi.RowView(p.J))
+			j++
+		}
+		for b := range o.Base {
+			f += theta[j+b] * c.baseAt(b, p.I, p.J)
 		}
 		loss += math.Log1p(math.Exp(-y[t] * f))
 	}
@@ -141,7 +152,7 @@ func (c *community) setTheta(tr *trainer, imports []learners.Pair, theta []float
 func TestGradientHessianFiniteDifferences(t *testing.T) {
 	c := newCommunity(t, 24, 3, 10, 4)
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Tol, o.C = 5, -1, 0.05
 			tr, m := run(t, c.k, c.pos, c.neg, o)
@@ -320,14 +331,18 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 			y[i] = 1
 		}
 	}
+	base := []learners.KernelMatrix{learners.DenseKernel{K: learners.RBF(x, 1)}, learners.DenseKernel{K: learners.RBF(x, 4)}}
 	formula := func(kind PairKernel, p, q learners.Pair) float64 {
+		if kind == PairTensor {
+			return ku.At(p.I, q.I)*ku.At(p.J, q.J) + ku.At(p.I, q.J)*ku.At(p.J, q.I)
+		}
 		d := ku.At(p.I, q.I) + ku.At(p.J, q.J) - ku.At(p.I, q.J) - ku.At(p.J, q.I)
 		if kind == PairSquared {
 			return d * d
 		}
 		return d
 	}
-	for _, o := range configs {
+	for _, o := range configs(base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Candidates, o.Tol, o.C = len(pairs), len(pairs), -1, 0.01
 			m, err := Train(context.Background(), learners.DenseKernel{K: ku}, pos, neg, o)
@@ -353,6 +368,9 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 				}
 				if o.KernelTerm {
 					f = append(f, ku.At(q.I, q.J))
+				}
+				for _, k := range o.Base {
+					f = append(f, k.At(q.I, q.J))
 				}
 				return f
 			}
@@ -383,7 +401,7 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 // The loss never rises from round to round, and the stop reasons hold.
 func TestLossNonIncreasingAndStops(t *testing.T) {
 	c := newCommunity(t, 60, 4, 10, 5)
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			capped := o
 			capped.MaxImport, capped.Tol = 8, -1

@@ -255,7 +255,7 @@ func strengthScorers(ctx context.Context, kernels []social.NamedKernel, combined
 			continue
 		}
 		fmt.Fprintf(progress, "training %s+mklr on %d positive and %d negative pairs\n", method, len(pos), len(neg))
-		model, err := mklr.Train(ctx, k, pos, neg, mklr.Options{Seed: uint64(seed)})
+		model, err := mklr.Train(ctx, k, pos, neg, mklr.Options{Seed: uint64(seed), Base: base})
 		if errors.Is(err, learners.ErrNotConverged) && model != nil {
 			// The model of the last refit, used knowingly (contract of ErrNotConverged).
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s+mklr: %v; the last refit is used", method, err))

@@ -17,10 +17,10 @@ import (
 
 // Options configures Train. The zero value is the default.
 type Options struct {
-	// Pair is the pair kernel (default PairSquared).
+	// Pair is the pair kernel (default PairTensor).
 	Pair PairKernel
 	// C weighs the regulariser (C/2) alpha' P_SS alpha against the mean
-	// logistic loss (default 1e-3); it must be positive.
+	// logistic loss (default 1e-5); it must be positive.
 	C float64
 	// MaxImport caps the import set |S| (default 100).
 	MaxImport int
@@ -46,7 +46,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	if o.C == 0 {
-		o.C = 1e-3
+		o.C = 1e-5
 	}
 	if o.MaxImport == 0 {
 		o.MaxImport = 100
@@ -58,7 +58,7 @@ func (o *Options) setDefaults() error {
 		o.Tol = 1e-3
 	}
 	switch {
-	case o.Pair != PairSquared && o.Pair != PairDifference && o.Pair != PairTensor:
+	case o.Pair < PairTensor || o.Pair > PairDifference:
 		return fmt.Errorf("%w: mklr: unknown pair kernel %v", learners.ErrInput, o.Pair)
 	case !(o.C > 0) || math.IsInf(o.C, 0):
 		return fmt.Errorf("%w: mklr: C must be positive and finite, got %v", learners.ErrInput, o.C)

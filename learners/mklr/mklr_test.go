@@ -475,7 +475,7 @@ func TestDifferenceKernelRanksGlobally(t *testing.T) {
 	if len(diff.Imports()) == 0 {
 		t.Fatal("no imports")
 	}
-	sq, err := Train(context.Background(), c.k, c.pos, c.neg, Options{})
+	sq, err := Train(context.Background(), c.k, c.pos, c.neg, Options{Pair: PairSquared})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@ type PairKernel int
 
 // The pair kernels.
 const (
-	// PairSquared is D^2: symmetric in the order of a pair, per-user rankings.
-	PairSquared PairKernel = iota
-	// PairDifference is D itself, the thesis' kernel as written.
-	PairDifference
-	// PairTensor is the symmetric tensor-product pair kernel
+	// PairTensor (the default) is the symmetric tensor-product pair kernel
 	// K_u(i1,j1) K_u(i2,j2) + K_u(i1,j2) K_u(i2,j1): a learned bilinear
 	// similarity.
-	PairTensor
+	PairTensor PairKernel = iota
+	// PairSquared is D^2: symmetric in the order of a pair, per-user rankings.
+	PairSquared
+	// PairDifference is D itself, the thesis' kernel as written.
+	PairDifference
 )
 
 func (k PairKernel) String() string {

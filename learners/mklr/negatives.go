@@ -19,12 +19,12 @@ type NegativeMode int
 
 // The negative modes.
 const (
+	// NegHard (the default): the users sharing a friend with i, the
+	// candidates a friend ranking faces at its top.
+	NegHard NegativeMode = iota
 	// NegConservative: the users in no base kernel's top-Neighbours of i
 	// (section 7.4.2, the spec's reading).
-	NegConservative NegativeMode = iota
-	// NegHard: the users sharing a friend with i, the candidates a friend
-	// ranking faces at its top.
-	NegHard
+	NegConservative
 	// NegRandom: all users.
 	NegRandom
 )
@@ -43,7 +43,7 @@ func (m NegativeMode) String() string {
 
 // NegativeOptions configures SampleNegatives. The zero value is the default.
 type NegativeOptions struct {
-	// Mode is where the negatives come from (default NegConservative).
+	// Mode is where the negatives come from (default NegHard).
 	Mode NegativeMode
 	// Neighbours is N: the users among the N most similar to i under any
 	// base kernel are never negatives of i (default 100).
@@ -66,7 +66,7 @@ func (o *NegativeOptions) setDefaults() error {
 	if o.Neighbours < 0 || o.PerUser < 0 {
 		return fmt.Errorf("%w: mklr: Neighbours (%d) and PerUser (%d) must be positive", learners.ErrInput, o.Neighbours, o.PerUser)
 	}
-	if o.Mode < NegConservative || o.Mode > NegRandom {
+	if o.Mode < NegHard || o.Mode > NegRandom {
 		return fmt.Errorf("%w: mklr: unknown negative mode %v", learners.ErrInput, o.Mode)
 	}
 	return nil

@@ -71,7 +71,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 10})
+	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 	}
 	// With one draw a user, each user's draw is one of its candidates.
 	cands := map[int][]int{0: {3, 5}, 1: {3, 4, 5}, 2: {3, 4, 5}, 3: {1, 2}, 4: {1, 2, 5}, 5: {0, 1, 4}}
-	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 1, Seed: 3})
+	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSampleNegativesProperties(t *testing.T) {
 		x.RawMatrix().Data[i] = r.NormFloat64()
 	}
 	base := []learners.KernelMatrix{c.k, learners.DenseKernel{K: learners.RBF(x, 1)}}
-	opts := NegativeOptions{Neighbours: 10, PerUser: 4, Seed: 5}
+	opts := NegativeOptions{Mode: NegConservative, Neighbours: 10, PerUser: 4, Seed: 5}
 	sample := func(o NegativeOptions, procs int) []learners.Pair {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		neg, err := SampleNegatives(context.Background(), base, c.pos, o)
@@ -264,7 +264,7 @@ func TestSampleNegativesBadInput(t *testing.T) {
 		"size mismatch":       {[]learners.KernelMatrix{k, small}, nil, NegativeOptions{}},
 		"friend out of range": {[]learners.KernelMatrix{k}, []learners.Pair{{I: 0, J: 3}}, NegativeOptions{}},
 		"friend self-loop":    {[]learners.KernelMatrix{k}, []learners.Pair{{I: 1, J: 1}}, NegativeOptions{}},
-		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{}},
+		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{Mode: NegConservative}},
 		"negative N":          {[]learners.KernelMatrix{k}, nil, NegativeOptions{Neighbours: -1}},
 		"negative PerUser":    {[]learners.KernelMatrix{k}, nil, NegativeOptions{PerUser: -2}},
 		"unknown mode":        {[]learners.KernelMatrix{k}, nil, NegativeOptions{Mode: NegativeMode(9)}},

@@ -262,7 +262,7 @@ func strengthScorers(ctx context.Context, kernels []social.NamedKernel, combined
 		} else if err != nil {
 			return nil, fmt.Errorf("%s+mklr: %w", method, err)
 		}
-		out = append(out, scorer{method + "+mklr", model.ScoreAll})
+		out = append(out, scorer{method + "+mklr", model.StrengthAll})
 	}
 	return out, nil
 }

@@ -82,14 +82,16 @@ func TestPairKernelIdentity(t *testing.T) {
 					near(t, "P over the imports", tr.kss[s*tr.capS+s2], c.featurePair(o.Pair, imp, imp2), 1e-12)
 				}
 			}
-			dst := make([]float64, 30)
+			dst, strength := make([]float64, 30), make([]float64, 30)
 			for i := 0; i < 30; i += 7 {
 				m.ScoreAll(i, dst)
+				m.StrengthAll(i, strength)
 				for j := 0; j < 30; j++ {
 					want := c.explicitScore(m, i, j)
 					near(t, "Score", m.Score(i, j), want, 1e-10)
 					near(t, "ScoreAll", dst[j], want, 1e-10)
 					near(t, "Strength", m.Strength(i, j), 1/(1+math.Exp(-want)), 1e-12)
+					near(t, "StrengthAll", strength[j], 1/(1+math.Exp(-want)), 1e-12)
 				}
 			}
 		})

@@ -220,6 +220,19 @@ func (m *Model) ScoreAll(i int, dst []float64) {
 	blas64.Gemv(blas.NoTrans, 1, m.feat.RawMatrix(), blas64.Vector{N: len(x), Inc: 1, Data: x}, 1, blas64.Vector{N: m.n, Inc: 1, Data: dst})
 }
 
+// StrengthAll sets dst[j] = sigmoid(f(i, j)), the strengths of i to every
+// user (ScoreAll's order): what a sum over users, such as the group score
+// s(g, i) = sum_{j in g} of section 7.4.3, should add up. A sum of the
+// scores f themselves would add the intercept once a member, which ranks
+// groups by size (b < 0: the smallest first).
+func (m *Model) StrengthAll(i int, dst []float64) {
+	dst = dst[:m.n]
+	m.ScoreAll(i, dst)
+	for j, f := range dst {
+		dst[j] = sigmoid(f)
+	}
+}
+
 func sigmoid(z float64) float64 {
 	if z >= 0 {
 		return 1 / (1 + math.Exp(-z))

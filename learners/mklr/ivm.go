@@ -102,7 +102,7 @@ type trainer struct {
 	pairs []learners.Pair
 	y     []float64 // +1 friends, -1 not
 	// fixed holds the unpenalised features over the pairs: the intercept's
-	// ones and K_u(i, j), as the options ask.
+	// ones, K_u(i, j) and the base kernels' K^t(i, j), as the options ask.
 	fixed [][]float64
 
 	capS int
@@ -274,7 +274,9 @@ func (t *trainer) run() (*Model, error) {
 		if t.opts.KernelTerm {
 			md.gamma = beta[0]
 		}
-		md.baseW = slices.Clone(beta[len(beta)-len(t.opts.Base):])
+		if len(t.opts.Base) > 0 {
+			md.baseW = slices.Clone(beta[len(beta)-len(t.opts.Base):])
+		}
 		terms, serr := learners.NewKernelSum(slices.Clone(beta), ks)
 		if serr != nil {
 			return nil, fmt.Errorf("mklr: %w", serr)

@@ -533,6 +533,8 @@ func TestTrainBadInput(t *testing.T) {
 		"negative C":        {c.k, c.pos, c.neg, Options{C: -1}},
 		"unknown pair":      {c.k, c.pos, c.neg, Options{Pair: PairKernel(7)}},
 		"negative cap":      {c.k, c.pos, c.neg, Options{MaxImport: -3}},
+		"base size":         {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}}},
+		"nil base":          {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{nil}}},
 	}
 	for name, cs := range cases {
 		if _, err := Train(ctx, cs.k, cs.pos, cs.neg, cs.opts); !errors.Is(err, learners.ErrInput) {

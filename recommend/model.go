@@ -48,7 +48,8 @@ type Options struct {
 	// (8 n^2 bytes each; default 2000: 32 MB a kernel).
 	DenseMax int
 	// MKLR and Negatives configure the strength model and its negative
-	// training pairs; their seeds default to Seed.
+	// training pairs; their seeds default to Seed, MKLR.Base to the base
+	// kernels.
 	MKLR      mklr.Options
 	Negatives mklr.NegativeOptions
 	// Seed seeds the negatives, the import candidates, the kernels' random
@@ -316,7 +317,11 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 
 	start = time.Now()
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
-	m.strength, err = mklr.Train(ctx, m.combined, pos, neg, opts.MKLR)
+	mo := opts.MKLR
+	if mo.Base == nil {
+		mo.Base = base // each base kernel an unpenalised term of f (mklr's default use, see its doc)
+	}
+	m.strength, err = mklr.Train(ctx, m.combined, pos, neg, mo)
 	switch {
 	case errors.Is(err, learners.ErrNotConverged) && m.strength != nil:
 		m.stats.Warnings = append(m.stats.Warnings, fmt.Sprintf("mklr: %v; the last refit is used", err))
@@ -375,6 +380,9 @@ func (m *Model) Score(u, v int) float64 { return m.strength.Score(u, v) }
 
 // ScoreAll sets dst[v] = f(u, v) for every user v (dst of length N()).
 func (m *Model) ScoreAll(u int, dst []float64) { m.strength.ScoreAll(u, dst) }
+
+// StrengthModel returns the mklr model of f.
+func (m *Model) StrengthModel() *mklr.Model { return m.strength }
 
 // Combined returns the combined kernel sum_t theta_t K^t.
 func (m *Model) Combined() learners.KernelMatrix { return m.combined }

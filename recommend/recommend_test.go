@@ -95,6 +95,13 @@ func TestFriendRecommendations(t *testing.T) {
 	if math.Abs(total-1) > 1e-9 {
 		t.Errorf("alignf weights have squared norm %v, want 1", total)
 	}
+	gamma := map[string]float64{}
+	for t, g := range m.StrengthModel().BaseWeights() {
+		gamma[st.Weights[t].Kernel] = g
+	}
+	if len(gamma) != len(st.Weights) {
+		t.Fatalf("%d base-kernel terms for %d kernels", len(gamma), len(st.Weights))
+	}
 	if _, ok := weight[social.KernelRegLaplacian]; ok {
 		t.Error("the regularised Laplacian is among the learned kernels")
 	}
@@ -127,9 +134,9 @@ func TestFriendRecommendations(t *testing.T) {
 			}
 			sum, named := 0.0, 0
 			for c, part := range rec.Contributions {
-				w := weight[part.Kernel]
-				if w == 0 || part.Weight != w || math.Abs(part.Part-w*part.Value) > 1e-15 {
-					t.Errorf("contribution %+v, learned weight %v", part, w)
+				w, g := weight[part.Kernel], gamma[part.Kernel]
+				if w == 0 && g == 0 || part.Weight != w || math.Abs(part.Part-w*part.Value) > 1e-15 || math.Abs(part.Term-g*part.Value) > 1e-15 {
+					t.Errorf("contribution %+v, learned weight %v, term weight %v", part, w, g)
 				}
 				if c > 0 && part.Part > rec.Contributions[c-1].Part {
 					t.Errorf("contributions not largest first: %+v", rec.Contributions)
@@ -138,8 +145,8 @@ func TestFriendRecommendations(t *testing.T) {
 				named++
 			}
 			nonzero := 0
-			for _, w := range weight {
-				if w != 0 {
+			for name, w := range weight {
+				if w != 0 || gamma[name] != 0 {
 					nonzero++
 				}
 			}
@@ -167,8 +174,8 @@ func TestFriendRecommendations(t *testing.T) {
 	}
 }
 
-// TestGroupRecommendations checks s(g, u) as the sum of f over the
-// members, computed here from Score, and the friends listed.
+// TestGroupRecommendations checks s(g, u) as the sum of sigmoid(f) over
+// the members, computed here from Score, and the friends listed.
 func TestGroupRecommendations(t *testing.T) {
 	ds := demoData(t)
 	m := train(t, ds, recommend.Options{Learner: "uniform"})
@@ -189,7 +196,7 @@ func TestGroupRecommendations(t *testing.T) {
 			}
 			s := 0.0
 			for _, j := range ms {
-				s += m.Score(u, j)
+				s += sigmoid(m.Score(u, j))
 			}
 			want[ds.Groups[g]] = s
 			order = append(order, ds.Groups[g])

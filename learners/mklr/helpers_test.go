@@ -13,8 +13,13 @@ import (
 // group's centre plus noise (explicitly, so that tests can compute pair
 // kernels from the feature map), friends mostly within a group.
 type community struct {
-	phi      *mat.Dense // n x d features
-	k        learners.KernelMatrix
+	phi *mat.Dense // n x d features
+	k   learners.KernelMatrix
+	// base, for Options.Base, are the linear kernels of the first d/2
+	// features and of extra, random features unrelated to the groups (so
+	// that they do not separate the pairs: unpenalised terms would diverge).
+	base     []learners.KernelMatrix
+	extra    *mat.Dense
 	group    []int
 	pos, neg []learners.Pair
 }
@@ -35,6 +40,15 @@ func newCommunity(t testing.TB, n, groups, d int, seed uint64) *community {
 		}
 	}
 	c.k = learners.DenseKernel{K: learners.Linear(c.phi)}
+	c.extra = mat.NewDense(n, 3, nil)
+	rx := rand.New(rand.NewPCG(seed, 100)) // its own stream: the planted data stay as they were
+	for i := range c.extra.RawMatrix().Data {
+		c.extra.RawMatrix().Data[i] = rx.NormFloat64()
+	}
+	c.base = []learners.KernelMatrix{
+		learners.DenseKernel{K: learners.Linear(mat.DenseCopyOf(c.phi.Slice(0, n, 0, d/2)))},
+		learners.DenseKernel{K: learners.Linear(c.extra)},
+	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			same := c.group[i] == c.group[j]
@@ -49,9 +63,32 @@ func newCommunity(t testing.TB, n, groups, d int, seed uint64) *community {
 	return c
 }
 
+// dot is phi(i) . phi(j) over the features [lo, hi).
+func (c *community) dot(i, j, lo, hi int) float64 {
+	s := 0.0
+	for f := lo; f < hi; f++ {
+		s += c.phi.At(i, f) * c.phi.At(j, f)
+	}
+	return s
+}
+
+// baseAt is base kernel b at (i, j), from the feature map.
+func (c *community) baseAt(b, i, j int) float64 {
+	if b == 0 {
+		return c.dot(i, j, 0, c.phi.RawMatrix().Cols/2)
+	}
+	return mat.Dot(c.extra.RowView(i), c.extra.RowView(j))
+}
+
 // featurePair returns the explicit pair kernel from the feature map:
-// (phi(p1) - phi(p2)) . (phi(q1) - phi(q2)), squared for PairSquared.
+// (phi(p1) - phi(p2)) . (phi(q1) - phi(q2)), squared for PairSquared, or
+// for PairTensor (phi(p1) . phi(q1)) (phi(p2) . phi(q2)) +
+// (phi(p1) . phi(q2)) (phi(p2) . phi(q1)).
 func (c *community) featurePair(kind PairKernel, p, q learners.Pair) float64 {
+	if kind == PairTensor {
+		d := c.phi.RawMatrix().Cols
+		return c.dot(p.I, q.I, 0, d)*c.dot(p.J, q.J, 0, d) + c.dot(p.I, q.J, 0, d)*c.dot(p.J, q.I, 0, d)
+	}
 	d := 0.0
 	for f := 0; f < c.phi.RawMatrix().Cols; f++ {
 		d += (c.phi.At(p.I, f) - c.phi.At(p.J, f)) * (c.phi.At(q.I, f) - c.phi.At(q.J, f))

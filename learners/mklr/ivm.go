@@ -17,10 +17,10 @@ import (
 
 // Options configures Train. The zero value is the default.
 type Options struct {
-	// Pair is the pair kernel (default PairSquared).
+	// Pair is the pair kernel (default PairTensor).
 	Pair PairKernel
 	// C weighs the regulariser (C/2) alpha' P_SS alpha against the mean
-	// logistic loss (default 1e-3); it must be positive.
+	// logistic loss (default 1e-5); it must be positive.
 	C float64
 	// MaxImport caps the import set |S| (default 100).
 	MaxImport int
@@ -35,13 +35,18 @@ type Options struct {
 	NoIntercept bool
 	// KernelTerm adds gamma K_u(i, j) to the score, gamma unpenalised.
 	KernelTerm bool
+	// Base adds gamma_t K^t(i, j) to the score for each kernel K^t, each
+	// gamma_t unpenalised: typically the base kernels K_u combines, whose
+	// weights the logistic loss then refits (then KernelTerm, a combination
+	// of them, would only make the fixed features dependent).
+	Base []learners.KernelMatrix
 	// Seed seeds the draws of candidates.
 	Seed uint64
 }
 
 func (o *Options) setDefaults() error {
 	if o.C == 0 {
-		o.C = 1e-3
+		o.C = 1e-5
 	}
 	if o.MaxImport == 0 {
 		o.MaxImport = 100
@@ -53,7 +58,7 @@ func (o *Options) setDefaults() error {
 		o.Tol = 1e-3
 	}
 	switch {
-	case o.Pair != PairSquared && o.Pair != PairDifference:
+	case o.Pair < PairTensor || o.Pair > PairDifference:
 		return fmt.Errorf("%w: mklr: unknown pair kernel %v", learners.ErrInput, o.Pair)
 	case !(o.C > 0) || math.IsInf(o.C, 0):
 		return fmt.Errorf("%w: mklr: C must be positive and finite, got %v", learners.ErrInput, o.C)
@@ -97,17 +102,17 @@ type trainer struct {
 	pairs []learners.Pair
 	y     []float64 // +1 friends, -1 not
 	// fixed holds the unpenalised features over the pairs: the intercept's
-	// ones and K_u(i, j), as the options ask.
+	// ones, K_u(i, j) and the base kernels' K^t(i, j), as the options ask.
 	fixed [][]float64
 
-	capS  int
-	imp   []int       // indices of the imported pairs
-	feats [][]float64 // e_s for each import: e_s(u) = K(u, s1) - K(u, s2)
-	kt    []float64   // m x N, row-major: kt[s*N+t] = P(pair t, import s); capacity doubles
-	cols  []float64   // scratch: the candidates' columns, Candidates x N
-	kss   []float64   // capS x capS: P over the imports (both triangles)
-	lk    []float64   // capS x capS: lower Cholesky factor of kss
-	rest  []int       // pairs still candidates: not imported, not dependent
+	capS int
+	imp  []int          // indices of the imported pairs
+	rows [][2][]float64 // K(., s1) and K(., s2) for each import s
+	kt   []float64      // m x N, row-major: kt[s*N+t] = P(pair t, import s); capacity doubles
+	cols []float64      // scratch: the candidates' columns, Candidates x N
+	kss  []float64      // capS x capS: P over the imports (both triangles)
+	lk   []float64      // capS x capS: lower Cholesky factor of kss
+	rest []int          // pairs still candidates: not imported, not dependent
 
 	theta   []float64
 	f, r, w []float64 // scores, loss derivative and curvature per pair
@@ -130,6 +135,11 @@ func newTrainer(ctx context.Context, k learners.KernelMatrix, pos, neg []learner
 	for i, v := range k.Diag() {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%w: mklr: the kernel's diagonal holds %v at %d", learners.ErrInput, v, i)
+		}
+	}
+	for b, kb := range opts.Base {
+		if kb == nil || kb.Dim() != n {
+			return nil, fmt.Errorf("%w: mklr: base kernel %d is nil or not %d x %d", learners.ErrInput, b, n, n)
 		}
 	}
 	if len(pos) == 0 || len(neg) == 0 {
@@ -178,18 +188,28 @@ func (t *trainer) initFixed() error {
 		t.fixed = append(t.fixed, ones)
 		t.theta = append(t.theta, b)
 	}
-	if t.opts.KernelTerm {
+	for _, k := range t.termKernels() {
 		kij := make([]float64, nPairs)
 		for i, p := range t.pairs {
-			kij[i] = t.k.At(p.I, p.J)
+			kij[i] = k.At(p.I, p.J)
 			if math.IsNaN(kij[i]) || math.IsInf(kij[i], 0) {
-				return fmt.Errorf("%w: mklr: the kernel holds %v at (%d, %d)", learners.ErrInput, kij[i], p.I, p.J)
+				return fmt.Errorf("%w: mklr: a kernel holds %v at (%d, %d)", learners.ErrInput, kij[i], p.I, p.J)
 			}
 		}
 		t.fixed = append(t.fixed, kij)
 		t.theta = append(t.theta, 0)
 	}
 	return nil
+}
+
+// termKernels lists the kernels of the unpenalised kernel terms, in the
+// order of their coefficients: K_u (KernelTerm), then Options.Base.
+func (t *trainer) termKernels() []learners.KernelMatrix {
+	var ks []learners.KernelMatrix
+	if t.opts.KernelTerm {
+		ks = append(ks, t.k)
+	}
+	return append(ks, t.opts.Base...)
 }
 
 func (t *trainer) run() (*Model, error) {
@@ -250,17 +270,27 @@ func (t *trainer) run() (*Model, error) {
 	if !t.opts.NoIntercept {
 		md.bias, beta = beta[0], beta[1:]
 	}
-	if t.opts.KernelTerm {
-		md.gamma, md.k = beta[0], t.k
+	if ks := t.termKernels(); len(ks) > 0 {
+		if t.opts.KernelTerm {
+			md.gamma = beta[0]
+		}
+		if len(t.opts.Base) > 0 {
+			md.baseW = slices.Clone(beta[len(beta)-len(t.opts.Base):])
+		}
+		terms, serr := learners.NewKernelSum(slices.Clone(beta), ks)
+		if serr != nil {
+			return nil, fmt.Errorf("mklr: %w", serr)
+		}
+		md.terms = terms
 	}
-	md.setFeatures(t.n, t.feats)
+	md.setFeatures(t.n, t.rows)
 	return md, err
 }
 
 // candidate is a pair scored for import.
 type candidate struct {
 	idx   int       // pair index
-	e     []float64 // e_l over the users
+	a, b  []float64 // K(., l1) and K(., l2)
 	kS    []float64 // P(l, s) for s in S
 	kll   float64   // P(l, l)
 	z     []float64 // L_K^-1 kS
@@ -290,8 +320,7 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 		cands[a] = &candidate{idx: t.rest[a], col: cols[a*nPairs : (a+1)*nPairs]}
 	}
 	if err := parallel(t.ctx, c, func() func(int) {
-		rowA, rowB := make([]float64, t.n), make([]float64, t.n)
-		return func(a int) { t.prepare(cands[a], rowA, rowB) }
+		return func(a int) { t.prepare(cands[a]) }
 	}); err != nil {
 		return nil, err
 	}
@@ -370,16 +399,15 @@ func (t *trainer) dropDependent(cands []*candidate) {
 	t.rest = kept
 }
 
-// prepare computes a candidate's user differences e_l, its pair-kernel
+// prepare computes a candidate's user-kernel rows, its pair-kernel
 // column over the training pairs and its scalars against the current fit.
-func (t *trainer) prepare(cd *candidate, rowA, rowB []float64) {
+func (t *trainer) prepare(cd *candidate) {
 	p := t.pairs[cd.idx]
-	t.k.Row(p.I, rowA)
-	t.k.Row(p.J, rowB)
-	cd.e = make([]float64, t.n)
-	for u := range cd.e {
-		cd.e[u] = rowA[u] - rowB[u]
-		if math.IsNaN(cd.e[u]) || math.IsInf(cd.e[u], 0) {
+	cd.a, cd.b = make([]float64, t.n), make([]float64, t.n)
+	t.k.Row(p.I, cd.a)
+	t.k.Row(p.J, cd.b)
+	for u := range cd.a {
+		if math.IsNaN(cd.a[u]-cd.b[u]) || math.IsInf(cd.a[u]-cd.b[u], 0) {
 			cd.err = fmt.Errorf("%w: mklr: kernel rows %d and %d hold a non-finite entry at column %d", learners.ErrInput, p.I, p.J, u)
 			return
 		}
@@ -387,10 +415,10 @@ func (t *trainer) prepare(cd *candidate, rowA, rowB []float64) {
 	m := t.m()
 	cd.kS = make([]float64, m)
 	cd.z = make([]float64, m)
-	cd.kll = t.pairValue(cd.e, p)
+	cd.kll = t.pairValue(cd.a, cd.b, p)
 	cd.schur = cd.kll
 	for s, idx := range t.imp {
-		cd.kS[s] = t.pairValue(cd.e, t.pairs[idx])
+		cd.kS[s] = t.pairValue(cd.a, cd.b, t.pairs[idx])
 		row := t.lk[s*t.capS : s*t.capS+s]
 		cd.z[s] = (cd.kS[s] - floats.Dot(row, cd.z[:s])) / t.lk[s*t.capS+s]
 		cd.schur -= cd.z[s] * cd.z[s]
@@ -401,7 +429,7 @@ func (t *trainer) prepare(cd *candidate, rowA, rowB []float64) {
 	}
 	cd.u = make([]float64, len(t.fixed))
 	for i, q := range t.pairs {
-		v := t.pairValue(cd.e, q)
+		v := t.pairValue(cd.a, cd.b, q)
 		wv := t.w[i] * v
 		cd.col[i] = wv
 		cd.g += t.r[i] * v
@@ -412,10 +440,10 @@ func (t *trainer) prepare(cd *candidate, rowA, rowB []float64) {
 	}
 }
 
-// pairValue is the pair kernel between pair q and the pair whose user
-// differences are e.
-func (t *trainer) pairValue(e []float64, q learners.Pair) float64 {
-	return t.opts.Pair.of(e[q.I] - e[q.J])
+// pairValue is the pair kernel between pair q and the pair whose user-kernel
+// rows are a and b.
+func (t *trainer) pairValue(a, b []float64, q learners.Pair) float64 {
+	return t.opts.Pair.value(a, b, q)
 }
 
 // add imports a candidate, with coefficient 0.
@@ -427,7 +455,7 @@ func (t *trainer) add(cd *candidate) {
 	t.kt = t.kt[:(m+1)*nPairs]
 	row := t.kt[m*nPairs:]
 	for i, q := range t.pairs {
-		row[i] = t.pairValue(cd.e, q)
+		row[i] = t.pairValue(cd.a, cd.b, q)
 	}
 	for s, v := range cd.kS {
 		t.kss[s*t.capS+m] = v
@@ -437,7 +465,7 @@ func (t *trainer) add(cd *candidate) {
 	t.kss[m*t.capS+m] = cd.kll
 	t.lk[m*t.capS+m] = math.Sqrt(cd.schur)
 	t.imp = append(t.imp, cd.idx)
-	t.feats = append(t.feats, cd.e)
+	t.rows = append(t.rows, [2][]float64{cd.a, cd.b})
 	t.theta = slices.Insert(t.theta, m, 0)
 	t.rest = slices.DeleteFunc(t.rest, func(i int) bool { return i == cd.idx })
 }

@@ -14,16 +14,23 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// configs are the model variants the golden tests run over.
-var configs = []Options{
-	{Pair: PairSquared},
-	{Pair: PairSquared, KernelTerm: true},
-	{Pair: PairDifference, NoIntercept: true}, // (7.3) as written
-	{Pair: PairDifference, KernelTerm: true},
+// configs are the model variants the golden tests run over, with base
+// kernel terms (Options.Base) from base.
+func configs(base []learners.KernelMatrix) []Options {
+	return []Options{
+		{Pair: PairSquared},
+		{Pair: PairSquared, KernelTerm: true},
+		{Pair: PairDifference, NoIntercept: true}, // (7.3) as written
+		{Pair: PairDifference, KernelTerm: true},
+		{Pair: PairTensor},
+		{Pair: PairTensor, KernelTerm: true},
+		{Pair: PairTensor, Base: base},
+		{Pair: PairSquared, NoIntercept: true, Base: base},
+	}
 }
 
 func name(o Options) string {
-	return fmt.Sprintf("%v/intercept=%v/kernelterm=%v", o.Pair, !o.NoIntercept, o.KernelTerm)
+	return fmt.Sprintf("%v/intercept=%v/kernelterm=%v/base=%d", o.Pair, !o.NoIntercept, o.KernelTerm, len(o.Base))
 }
 
 // run trains and returns the trainer, for white-box checks.
@@ -43,9 +50,9 @@ func run(t *testing.T, k learners.KernelMatrix, pos, neg []learners.Pair, o Opti
 // explicitScore is f(i, j) from the feature map, independently of the
 // package's user differences.
 func (c *community) explicitScore(m *Model, i, j int) float64 {
-	f := m.Bias()
-	if m.k != nil {
-		f += m.Gamma() * mat.Dot(c.phi.RowView(i), c.phi.RowView(j))
+	f := m.Bias() + m.Gamma()*mat.Dot(c.phi.RowView(i), c.phi.RowView(j))
+	for b, w := range m.BaseWeights() {
+		f += w * c.baseAt(b, i, j)
 	}
 	for s, imp := range m.Imports() {
 		f += m.Alpha()[s] * c.featurePair(m.Pair(), learners.Pair{I: i, J: j}, imp)
@@ -59,7 +66,7 @@ func (c *community) explicitScore(m *Model, i, j int) float64 {
 // an explicit feature map; ScoreAll agrees with Score.
 func TestPairKernelIdentity(t *testing.T) {
 	c := newCommunity(t, 30, 3, 10, 2)
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Tol = 8, -1
 			tr, m := run(t, c.k, c.pos, c.neg, o)
@@ -75,14 +82,16 @@ func TestPairKernelIdentity(t *testing.T) {
 					near(t, "P over the imports", tr.kss[s*tr.capS+s2], c.featurePair(o.Pair, imp, imp2), 1e-12)
 				}
 			}
-			dst := make([]float64, 30)
+			dst, strength := make([]float64, 30), make([]float64, 30)
 			for i := 0; i < 30; i += 7 {
 				m.ScoreAll(i, dst)
+				m.StrengthAll(i, strength)
 				for j := 0; j < 30; j++ {
 					want := c.explicitScore(m, i, j)
 					near(t, "Score", m.Score(i, j), want, 1e-10)
 					near(t, "ScoreAll", dst[j], want, 1e-10)
 					near(t, "Strength", m.Strength(i, j), 1/(1+math.Exp(-want)), 1e-12)
+					near(t, "StrengthAll", strength[j], 1/(1+math.Exp(-want)), 1e-12)
 				}
 			}
 		})
@@ -106,6 +115,10 @@ func (c *community) objective(o Options, pairs []learners.Pair, y []float64, imp
 		}
 		if o.KernelTerm {
 			f += theta[j] * mat.Dot(c.phi.RowView(p.I), c.phi.RowView(p.J))
+			j++
+		}
+		for b := range o.Base {
+			f += theta[j+b] * c.baseAt(b, p.I, p.J)
 		}
 		loss += math.Log1p(math.Exp(-y[t] * f))
 	}
@@ -141,7 +154,7 @@ func (c *community) setTheta(tr *trainer, imports []learners.Pair, theta []float
 func TestGradientHessianFiniteDifferences(t *testing.T) {
 	c := newCommunity(t, 24, 3, 10, 4)
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Tol, o.C = 5, -1, 0.05
 			tr, m := run(t, c.k, c.pos, c.neg, o)
@@ -320,14 +333,18 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 			y[i] = 1
 		}
 	}
+	base := []learners.KernelMatrix{learners.DenseKernel{K: learners.RBF(x, 1)}, learners.DenseKernel{K: learners.RBF(x, 4)}}
 	formula := func(kind PairKernel, p, q learners.Pair) float64 {
+		if kind == PairTensor {
+			return ku.At(p.I, q.I)*ku.At(p.J, q.J) + ku.At(p.I, q.J)*ku.At(p.J, q.I)
+		}
 		d := ku.At(p.I, q.I) + ku.At(p.J, q.J) - ku.At(p.I, q.J) - ku.At(p.J, q.I)
 		if kind == PairSquared {
 			return d * d
 		}
 		return d
 	}
-	for _, o := range configs {
+	for _, o := range configs(base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Candidates, o.Tol, o.C = len(pairs), len(pairs), -1, 0.01
 			m, err := Train(context.Background(), learners.DenseKernel{K: ku}, pos, neg, o)
@@ -353,6 +370,9 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 				}
 				if o.KernelTerm {
 					f = append(f, ku.At(q.I, q.J))
+				}
+				for _, k := range o.Base {
+					f = append(f, k.At(q.I, q.J))
 				}
 				return f
 			}
@@ -383,7 +403,7 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 // The loss never rises from round to round, and the stop reasons hold.
 func TestLossNonIncreasingAndStops(t *testing.T) {
 	c := newCommunity(t, 60, 4, 10, 5)
-	for _, o := range configs {
+	for _, o := range configs(c.base) {
 		t.Run(name(o), func(t *testing.T) {
 			capped := o
 			capped.MaxImport, capped.Tol = 8, -1
@@ -457,7 +477,7 @@ func TestDifferenceKernelRanksGlobally(t *testing.T) {
 	if len(diff.Imports()) == 0 {
 		t.Fatal("no imports")
 	}
-	sq, err := Train(context.Background(), c.k, c.pos, c.neg, Options{})
+	sq, err := Train(context.Background(), c.k, c.pos, c.neg, Options{Pair: PairSquared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,6 +533,8 @@ func TestTrainBadInput(t *testing.T) {
 		"negative C":        {c.k, c.pos, c.neg, Options{C: -1}},
 		"unknown pair":      {c.k, c.pos, c.neg, Options{Pair: PairKernel(7)}},
 		"negative cap":      {c.k, c.pos, c.neg, Options{MaxImport: -3}},
+		"base size":         {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}}},
+		"nil base":          {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{nil}}},
 	}
 	for name, cs := range cases {
 		if _, err := Train(ctx, cs.k, cs.pos, cs.neg, cs.opts); !errors.Is(err, learners.ErrInput) {

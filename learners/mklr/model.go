@@ -17,8 +17,12 @@ type PairKernel int
 
 // The pair kernels.
 const (
+	// PairTensor (the default) is the symmetric tensor-product pair kernel
+	// K_u(i1,j1) K_u(i2,j2) + K_u(i1,j2) K_u(i2,j1): a learned bilinear
+	// similarity.
+	PairTensor PairKernel = iota
 	// PairSquared is D^2: symmetric in the order of a pair, per-user rankings.
-	PairSquared PairKernel = iota
+	PairSquared
 	// PairDifference is D itself, the thesis' kernel as written.
 	PairDifference
 )
@@ -29,39 +33,50 @@ func (k PairKernel) String() string {
 		return "squared"
 	case PairDifference:
 		return "difference"
+	case PairTensor:
+		return "tensor"
 	}
 	return fmt.Sprintf("PairKernel(%d)", int(k))
 }
 
-// of maps the difference d = e_s(i1) - e_s(i2), where
-// e_s(u) = K_u(u, s1) - K_u(u, s2), to the pair kernel: D((i1,i2), s) = d.
-func (k PairKernel) of(d float64) float64 {
-	if k == PairDifference {
-		return d
+// value is the pair kernel between the pair q and the pair s = (s1, s2)
+// whose user-kernel rows are a = K_u(., s1) and b = K_u(., s2).
+func (k PairKernel) value(a, b []float64, q learners.Pair) float64 {
+	switch k {
+	case PairTensor:
+		return a[q.I]*b[q.J] + b[q.I]*a[q.J]
+	case PairDifference:
+		return a[q.I] - b[q.I] - a[q.J] + b[q.J]
 	}
+	d := a[q.I] - b[q.I] - a[q.J] + b[q.J]
 	return d * d
 }
 
 // Model is a trained social-strength model: the score
 //
-//	f(i, j) = b + gamma K_u(i, j) + sum_{s in S} alpha_s P((i, j), s)
+//	f(i, j) = b + gamma K_u(i, j) + sum_t gamma_t K^t(i, j) + sum_{s in S} alpha_s P((i, j), s)
 //
-// of a pair of users and the strength sigmoid(f). It keeps, for each user u
-// and import s = (s1, s2), e_s(u) = K_u(u, s1) - K_u(u, s2) (n x |S|
-// floats), and, when trained with Options.KernelTerm, the kernel K_u for
-// the term gamma K_u(i, j). It is safe for concurrent use (as K_u is).
-// User indices must be in [0, N()).
+// of a pair of users and the strength sigmoid(f). For each user u and
+// import s = (s1, s2) it keeps e_s(u) = K_u(u, s1) - K_u(u, s2)
+// (PairSquared, PairDifference: n x |S| floats) or K_u(u, s1) and
+// K_u(u, s2) (PairTensor: n x 2|S|), and the kernels of the terms it was
+// trained with (Options.KernelTerm, Options.Base). It is safe for
+// concurrent use (as the kernels are). User indices must be in [0, N()).
 type Model struct {
 	pair    PairKernel
 	imports []learners.Pair
 	alpha   []float64
 	bias    float64
 	gamma   float64
-	k       learners.KernelMatrix // nil without the kernel term
-	// feat is n x |S|: feat(u, s) = e_s(u).
+	baseW   []float64
+	// terms is gamma K_u + sum_t gamma_t K^t, nil without kernel terms.
+	terms learners.KernelMatrix
+	// feat is n x |S| with feat(u, s) = e_s(u), or for PairTensor n x 2|S|
+	// with feat(u, 2s) = K_u(u, s1) and feat(u, 2s+1) = K_u(u, s2).
 	feat *mat.Dense
 	// quad is, for PairSquared, sum_s alpha_s e_s(u)^2, and for
-	// PairDifference sum_s alpha_s e_s(u): the per-user part of the sum.
+	// PairDifference sum_s alpha_s e_s(u): the per-user part of the sum
+	// (zero for PairTensor, which has none).
 	quad  []float64
 	n     int
 	stats Stats
@@ -83,15 +98,26 @@ type Stats struct {
 	Newton, Dependent int
 }
 
-// setFeatures stores the user differences of the imports (one n-vector each).
-func (m *Model) setFeatures(n int, feats [][]float64) {
+// setFeatures stores the imports' user-kernel rows in serving form; rows[s]
+// holds K_u(., s1) and K_u(., s2).
+func (m *Model) setFeatures(n int, rows [][2][]float64) {
 	m.n = n
 	m.quad = make([]float64, n)
-	if len(feats) == 0 {
+	if len(rows) == 0 {
 		return
 	}
-	m.feat = mat.NewDense(n, len(feats), nil)
-	for s, e := range feats {
+	if m.pair == PairTensor {
+		m.feat = mat.NewDense(n, 2*len(rows), nil)
+		for s, r := range rows {
+			m.feat.SetCol(2*s, r[0])
+			m.feat.SetCol(2*s+1, r[1])
+		}
+		return
+	}
+	m.feat = mat.NewDense(n, len(rows), nil)
+	for s, r := range rows {
+		e := make([]float64, n)
+		floats.SubTo(e, r[0], r[1])
 		m.feat.SetCol(s, e)
 	}
 	for u := range m.quad {
@@ -124,21 +150,33 @@ func (m *Model) Bias() float64 { return m.bias }
 // Gamma returns the coefficient of K_u(i, j) (0 without Options.KernelTerm).
 func (m *Model) Gamma() float64 { return m.gamma }
 
+// BaseWeights returns the coefficients gamma_t of the base kernels of
+// Options.Base, in their order (nil without them).
+func (m *Model) BaseWeights() []float64 { return m.baseW }
+
 // Stats returns the training statistics.
 func (m *Model) Stats() Stats { return m.stats }
 
-// Score returns f(i, j). O(|S|) plus one kernel entry.
+// Score returns f(i, j). O(|S|) plus one entry of each kernel term.
 func (m *Model) Score(i, j int) float64 {
 	f := m.bias
-	if m.k != nil {
-		f += m.gamma * m.k.At(i, j)
+	if m.terms != nil {
+		f += m.terms.At(i, j)
 	}
 	if m.feat == nil {
 		return f
 	}
 	ri, rj := m.feat.RawRowView(i), m.feat.RawRowView(j)
 	for s, a := range m.alpha {
-		f += a * m.pair.of(ri[s]-rj[s])
+		switch m.pair {
+		case PairTensor:
+			f += a * (ri[2*s]*rj[2*s+1] + ri[2*s+1]*rj[2*s])
+		case PairDifference:
+			f += a * (ri[s] - rj[s])
+		default:
+			d := ri[s] - rj[s]
+			f += a * d * d
+		}
 	}
 	return f
 }
@@ -147,34 +185,52 @@ func (m *Model) Score(i, j int) float64 {
 func (m *Model) Strength(i, j int) float64 { return sigmoid(m.Score(i, j)) }
 
 // ScoreAll sets dst[j] = f(i, j) for every user j (dst needs length N();
-// the entry j = i is f(i, i)). It costs one n x |S| matrix-vector product,
-// using for the sum over S q_i + q_j - 2 sum_s alpha_s e_s(i) e_s(j)
-// (PairSquared) or q_i - q_j (PairDifference), plus one row of K_u with
-// the kernel term.
+// the entry j = i is f(i, i)). It costs one n x |S| (PairTensor: n x 2|S|)
+// matrix-vector product, using for the sum over S
+// q_i + q_j - 2 sum_s alpha_s e_s(i) e_s(j) (PairSquared), q_i - q_j
+// (PairDifference) or sum_s alpha_s (K_u(i, s1) K_u(j, s2) +
+// K_u(i, s2) K_u(j, s1)) (PairTensor), plus one row of each kernel term.
 func (m *Model) ScoreAll(i int, dst []float64) {
 	dst = dst[:m.n]
-	if m.k != nil {
-		m.k.Row(i, dst)
-		floats.Scale(m.gamma, dst)
+	if m.terms != nil {
+		m.terms.Row(i, dst)
 	} else {
 		clear(dst)
 	}
-	if m.pair == PairDifference {
-		floats.AddConst(m.bias+m.quad[i], dst)
+	floats.AddConst(m.bias+m.quad[i], dst)
+	switch {
+	case m.pair == PairDifference:
 		floats.Sub(dst, m.quad)
 		return
+	case m.pair == PairSquared:
+		floats.Add(dst, m.quad)
 	}
-	floats.AddConst(m.bias+m.quad[i], dst)
-	floats.Add(dst, m.quad)
 	if m.feat == nil {
 		return
 	}
 	ri := m.feat.RawRowView(i)
 	x := make([]float64, len(ri))
 	for s, a := range m.alpha {
-		x[s] = -2 * a * ri[s]
+		if m.pair == PairTensor {
+			x[2*s], x[2*s+1] = a*ri[2*s+1], a*ri[2*s]
+		} else {
+			x[s] = -2 * a * ri[s]
+		}
 	}
 	blas64.Gemv(blas.NoTrans, 1, m.feat.RawMatrix(), blas64.Vector{N: len(x), Inc: 1, Data: x}, 1, blas64.Vector{N: m.n, Inc: 1, Data: dst})
+}
+
+// StrengthAll sets dst[j] = sigmoid(f(i, j)), the strengths of i to every
+// user (ScoreAll's order): what a sum over users, such as the group score
+// s(g, i) = sum_{j in g} of section 7.4.3, should add up. A sum of the
+// scores f themselves would add the intercept once a member, which ranks
+// groups by size (b < 0: the smallest first).
+func (m *Model) StrengthAll(i int, dst []float64) {
+	dst = dst[:m.n]
+	m.ScoreAll(i, dst)
+	for j, f := range dst {
+		dst[j] = sigmoid(f)
+	}
 }
 
 func sigmoid(z float64) float64 {

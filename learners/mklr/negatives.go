@@ -13,8 +13,38 @@ import (
 	"github.com/kernelrank/kernelrank/learners"
 )
 
+// NegativeMode selects where SampleNegatives draws the negatives of a user
+// i from; none is ever i or a friend of i.
+type NegativeMode int
+
+// The negative modes.
+const (
+	// NegHard (the default): the users sharing a friend with i, the
+	// candidates a friend ranking faces at its top.
+	NegHard NegativeMode = iota
+	// NegConservative: the users in no base kernel's top-Neighbours of i
+	// (section 7.4.2, the spec's reading).
+	NegConservative
+	// NegRandom: all users.
+	NegRandom
+)
+
+func (m NegativeMode) String() string {
+	switch m {
+	case NegConservative:
+		return "conservative"
+	case NegHard:
+		return "hard"
+	case NegRandom:
+		return "random"
+	}
+	return fmt.Sprintf("NegativeMode(%d)", int(m))
+}
+
 // NegativeOptions configures SampleNegatives. The zero value is the default.
 type NegativeOptions struct {
+	// Mode is where the negatives come from (default NegHard).
+	Mode NegativeMode
 	// Neighbours is N: the users among the N most similar to i under any
 	// base kernel are never negatives of i (default 100).
 	Neighbours int
@@ -35,6 +65,9 @@ func (o *NegativeOptions) setDefaults() error {
 	}
 	if o.Neighbours < 0 || o.PerUser < 0 {
 		return fmt.Errorf("%w: mklr: Neighbours (%d) and PerUser (%d) must be positive", learners.ErrInput, o.Neighbours, o.PerUser)
+	}
+	if o.Mode < NegHard || o.Mode > NegRandom {
+		return fmt.Errorf("%w: mklr: unknown negative mode %v", learners.ErrInput, o.Mode)
 	}
 	return nil
 }
@@ -82,7 +115,7 @@ func SampleNegatives(ctx context.Context, base []learners.KernelMatrix, friends 
 				if i >= n {
 					return
 				}
-				js, err := s.draw(i, base, adj[i], opts)
+				js, err := s.draw(i, base, adj, opts)
 				if err != nil {
 					errOnce.Do(func() { firstEr = err })
 					return
@@ -145,33 +178,27 @@ func newSampler(n int) *sampler {
 }
 
 // draw returns the negatives of user i, sorted.
-func (s *sampler) draw(i int, base []learners.KernelMatrix, friends []int, opts NegativeOptions) ([]int, error) {
-	clear(s.blocked)
+func (s *sampler) draw(i int, base []learners.KernelMatrix, adj [][]int, opts NegativeOptions) ([]int, error) {
+	if opts.Mode == NegHard {
+		// Block everyone, then open the friends' friends.
+		for j := range s.blocked {
+			s.blocked[j] = true
+		}
+		for _, f := range adj[i] {
+			for _, j := range adj[f] {
+				s.blocked[j] = false
+			}
+		}
+	} else {
+		clear(s.blocked)
+	}
 	s.blocked[i] = true
-	for _, j := range friends {
+	for _, j := range adj[i] {
 		s.blocked[j] = true
 	}
-	for t, k := range base {
-		k.Row(i, s.row)
-		s.sel = s.sel[:0]
-		lo := math.Inf(1)
-		for j, v := range s.row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: mklr: base kernel %d has %v at (%d, %d)", learners.ErrInput, t, v, i, j)
-			}
-			if j != i {
-				s.sel = append(s.sel, v)
-				lo = min(lo, v)
-			}
-		}
-		if len(s.sel) == 0 {
-			continue
-		}
-		tau := kthLargest(s.sel, min(opts.Neighbours, len(s.sel)))
-		for j, v := range s.row {
-			if j != i && v >= tau && v > lo {
-				s.blocked[j] = true
-			}
+	if opts.Mode == NegConservative {
+		if err := s.blockNeighbours(i, base, opts.Neighbours); err != nil {
+			return nil, err
 		}
 	}
 	s.cand = s.cand[:0]
@@ -189,6 +216,34 @@ func (s *sampler) draw(i int, base []learners.KernelMatrix, friends []int, opts 
 	out := slices.Clone(s.cand[:k])
 	slices.Sort(out)
 	return out, nil
+}
+
+// blockNeighbours blocks the users in some base kernel's top-n of i.
+func (s *sampler) blockNeighbours(i int, base []learners.KernelMatrix, n int) error {
+	for t, k := range base {
+		k.Row(i, s.row)
+		s.sel = s.sel[:0]
+		lo := math.Inf(1)
+		for j, v := range s.row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: mklr: base kernel %d has %v at (%d, %d)", learners.ErrInput, t, v, i, j)
+			}
+			if j != i {
+				s.sel = append(s.sel, v)
+				lo = min(lo, v)
+			}
+		}
+		if len(s.sel) == 0 {
+			continue
+		}
+		tau := kthLargest(s.sel, min(n, len(s.sel)))
+		for j, v := range s.row {
+			if j != i && v >= tau && v > lo {
+				s.blocked[j] = true
+			}
+		}
+	}
+	return nil
 }
 
 // kthLargest returns the k-th largest value of v (1 <= k <= len(v)),

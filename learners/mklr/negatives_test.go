@@ -71,7 +71,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 10})
+	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 	}
 	// With one draw a user, each user's draw is one of its candidates.
 	cands := map[int][]int{0: {3, 5}, 1: {3, 4, 5}, 2: {3, 4, 5}, 3: {1, 2}, 4: {1, 2, 5}, 5: {0, 1, 4}}
-	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Neighbours: 2, PerUser: 1, Seed: 3})
+	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSampleNegativesProperties(t *testing.T) {
 		x.RawMatrix().Data[i] = r.NormFloat64()
 	}
 	base := []learners.KernelMatrix{c.k, learners.DenseKernel{K: learners.RBF(x, 1)}}
-	opts := NegativeOptions{Neighbours: 10, PerUser: 4, Seed: 5}
+	opts := NegativeOptions{Mode: NegConservative, Neighbours: 10, PerUser: 4, Seed: 5}
 	sample := func(o NegativeOptions, procs int) []learners.Pair {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		neg, err := SampleNegatives(context.Background(), base, c.pos, o)
@@ -176,6 +176,80 @@ func TestSampleNegativesProperties(t *testing.T) {
 	}
 }
 
+// Hard negatives share a friend with their user and random ones need not;
+// neither mode draws a friend or the user, and both are deterministic per
+// seed whatever the number of workers.
+func TestSampleNegativesModes(t *testing.T) {
+	c := newCommunity(t, 80, 4, 6, 9)
+	friends := c.pos[:len(c.pos)/4] // a sparse graph: not everyone is two hops away
+	adj := map[int]map[int]bool{}
+	for _, p := range friends {
+		for _, e := range [][2]int{{p.I, p.J}, {p.J, p.I}} {
+			if adj[e[0]] == nil {
+				adj[e[0]] = map[int]bool{}
+			}
+			adj[e[0]][e[1]] = true
+		}
+	}
+	shareFriend := func(i, j int) bool {
+		for f := range adj[i] {
+			if adj[f][j] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, mode := range []NegativeMode{NegHard, NegRandom} {
+		t.Run(mode.String(), func(t *testing.T) {
+			opts := NegativeOptions{Mode: mode, PerUser: 5, Seed: 5}
+			sample := func(o NegativeOptions, procs int) []learners.Pair {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				neg, err := SampleNegatives(context.Background(), []learners.KernelMatrix{c.k}, friends, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return neg
+			}
+			neg := sample(opts, 2)
+			far := 0
+			perUser := map[int]int{}
+			for _, p := range neg {
+				perUser[p.I]++
+				switch {
+				case p.I == p.J:
+					t.Errorf("self pair %v", p)
+				case adj[p.I][p.J]:
+					t.Errorf("friends %v drawn as negatives", p)
+				case !shareFriend(p.I, p.J):
+					far++
+					if mode == NegHard {
+						t.Errorf("hard negative %v shares no friend", p)
+					}
+				}
+			}
+			if mode == NegRandom && far == 0 {
+				t.Error("no random negative is beyond two hops")
+			}
+			for u, cnt := range perUser {
+				if cnt > opts.PerUser {
+					t.Errorf("user %d drew %d negatives, want at most %d", u, cnt, opts.PerUser)
+				}
+			}
+			if len(neg) < 80*opts.PerUser/4 {
+				t.Errorf("only %d negatives for 80 users drawing %d each", len(neg), opts.PerUser)
+			}
+			if !slices.Equal(neg, sample(opts, 1)) {
+				t.Error("the negatives depend on the number of workers")
+			}
+			other := opts
+			other.Seed = 6
+			if slices.Equal(neg, sample(other, 2)) {
+				t.Error("seeds 5 and 6 drew the same negatives")
+			}
+		})
+	}
+}
+
 func TestSampleNegativesBadInput(t *testing.T) {
 	k := denseOf([][]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}})
 	nan := denseOf([][]float64{{1, math.NaN(), 0}, {math.NaN(), 1, 0}, {0, 0, 1}})
@@ -190,9 +264,10 @@ func TestSampleNegativesBadInput(t *testing.T) {
 		"size mismatch":       {[]learners.KernelMatrix{k, small}, nil, NegativeOptions{}},
 		"friend out of range": {[]learners.KernelMatrix{k}, []learners.Pair{{I: 0, J: 3}}, NegativeOptions{}},
 		"friend self-loop":    {[]learners.KernelMatrix{k}, []learners.Pair{{I: 1, J: 1}}, NegativeOptions{}},
-		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{}},
+		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{Mode: NegConservative}},
 		"negative N":          {[]learners.KernelMatrix{k}, nil, NegativeOptions{Neighbours: -1}},
 		"negative PerUser":    {[]learners.KernelMatrix{k}, nil, NegativeOptions{PerUser: -2}},
+		"unknown mode":        {[]learners.KernelMatrix{k}, nil, NegativeOptions{Mode: NegativeMode(9)}},
 	}
 	for name, cs := range cases {
 		if _, err := SampleNegatives(ctx, cs.base, cs.friends, cs.opts); !errors.Is(err, learners.ErrInput) {

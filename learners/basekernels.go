@@ -38,11 +38,16 @@ func Standardize(x *mat.Dense) (z *mat.Dense, mean, std []float64) {
 }
 
 // The Gaussian widths sigma (2^-3 .. 2^6) and polynomial degrees of
-// MKLBaseKernels.
+// MKLBaseKernels (arrays, so that MKLGroupSize is a constant).
 var (
-	mklWidths  = []float64{0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
-	mklDegrees = []int{1, 2, 3}
+	mklWidths  = [...]float64{0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
+	mklDegrees = [...]int{1, 2, 3}
 )
+
+// MKLGroupSize is the number of MKLBaseKernels built on one feature set
+// (13): its first MKLGroupSize kernels are those on all features, the
+// initial antecedent layer of 2LMKL^Inf (thesis 4.5.1, spec 4.3).
+const MKLGroupSize = len(mklWidths) + len(mklDegrees)
 
 // MKLBaseKernels returns the base kernel set of Xu et al. (2008) used by the
 // MKL experiments of Zhuang's thesis (ch. 4-5) and the UMKL paper: Gaussian
@@ -55,7 +60,7 @@ var (
 // 13(d+1) n^2 floats: 450 MB for ionosphere (n = 351, d = 34).
 func MKLBaseKernels(x *mat.Dense) []*mat.SymDense {
 	n, d := x.Dims()
-	out := make([]*mat.SymDense, 0, (len(mklWidths)+len(mklDegrees))*(d+1))
+	out := make([]*mat.SymDense, 0, MKLGroupSize*(d+1))
 	col := mat.NewDense(n, 1, nil)
 	for f := -1; f < d; f++ {
 		view := x

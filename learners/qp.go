@@ -485,8 +485,17 @@ func (f *faceSolver) step(s *qpState, fs []int, scale float64) (dir []float64, r
 	f.vecs.Reset()
 	f.eig.VectorsTo(&f.vecs)
 	lmax := max(math.Abs(vals[0]), math.Abs(vals[dim-1]))
-	if vals[0] < -1e-8*lmax {
-		return nil, false, inputErr("qp: Q is not PSD (eigenvalue %g of the reduced Hessian, largest %g)", vals[0], lmax)
+	// The rounding error of the reduced Hessian scales with the entries of
+	// Q_FF (bounded by its largest diagonal entry when Q is PSD), not with
+	// its own eigenvalues, which are tiny when the free columns are nearly
+	// collinear (e.g. UMKL's narrow Gaussians, all ~ I/n): the PSD test is
+	// relative to the larger of the two.
+	qmax := 0.0
+	for _, i := range fs {
+		qmax = max(qmax, s.qij(i, i))
+	}
+	if vals[0] < -1e-8*max(lmax, qmax) {
+		return nil, false, inputErr("qp: Q is not PSD (eigenvalue %g of the reduced Hessian, largest %g, largest diagonal entry of Q %g)", vals[0], lmax, qmax)
 	}
 	zero := 1e-11 * lmax
 	f.red = resize(f.red, dim)

@@ -359,6 +359,29 @@ func TestQPDegenerate(t *testing.T) {
 	near(t, "flat orthant x0 - x1", x[0]-x[1], 1, 1e-14)
 }
 
+// A PSD Q whose free columns are nearly collinear (recorded from UMKL's
+// first mu-step on a sonar split: 2W over the all-feature Gaussians of
+// sigma 1/8, 1/4 and 1/2, all but equal to I/n on 60 standardised
+// features): the reduced Hessian's true eigenvalues are 0 and ~1e-10, and
+// forming it leaves a rounding eigenvalue of about -3e-16, which the PSD
+// test once measured against the 1e-10 instead of Q's entries (~1.1) and
+// rejected. By exact arithmetic the objective falls along x0 + x1 over the
+// whole simplex (derivative -0.0024), so the minimum is at x2 = 0 with
+// value a/2 + c0.
+func TestSimplexQPNearlyCollinear(t *testing.T) {
+	const a, b, c = 1.1427514792899458, 1.1427527901941006, 1.1427541012372826
+	q := mat.NewSymDense(3, []float64{a, a, b, a, a, b, b, b, c})
+	lin := []float64{-118.84615384615411, -118.84615384615411, -118.84375306224224}
+	for _, m := range []QPMethod{QPActiveSet, QPAuto} {
+		x, res, err := SimplexQP(q, lin, QPOptions{Method: m, Start: []float64{1, 1, 1}})
+		if err != nil {
+			t.Fatalf("method %d: %v", m, err)
+		}
+		near(t, "x0 + x1", x[0]+x[1], 1, 1e-12)
+		near(t, "objective", res.Objective, -118.27477810650913, 1e-12)
+	}
+}
+
 func TestQPErrors(t *testing.T) {
 	good := mat.NewSymDense(2, []float64{1, 0, 0, 1})
 	nan := mat.NewSymDense(2, []float64{1, math.NaN(), math.NaN(), 1})

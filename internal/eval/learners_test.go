@@ -390,3 +390,52 @@ func TestLearnersMethodRepeated(t *testing.T) {
 		t.Errorf("progress %q: want a bar at 1/1 with the seed 5", progress.String())
 	}
 }
+
+// 2LMKL^Inf (and only it) starts from the 13 base kernels on all features
+// (thesis 4.5.1): a method marked so gets learners.MKLBaseKernels' first 13,
+// here seen through the uniform average, and a plain one all 13 (d+1).
+func TestMKLAllFeatureKernels(t *testing.T) {
+	for _, m := range methods42 {
+		if m.allFeatures != (m.learner == "twolayer-inf") {
+			t.Errorf("method %s: allFeatures = %v", m.name, m.allFeatures)
+		}
+	}
+	if _, ok := learners.Lookup("uniform"); !ok {
+		t.Skip("uniform not registered")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	rows, y := make([][]float64, 12), make([]float64, 12)
+	for i := range rows {
+		rows[i] = []float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		y[i] = float64(i % 2)
+	}
+	d, err := newLabelled("toy", "test", rows, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newMKLSplit(d, 1)
+	if len(s.base) != 13*4 {
+		t.Fatalf("%d base kernels, want 52", len(s.base))
+	}
+	for _, all := range []bool{true, false} {
+		k, err := s.kernel(context.Background(), mklMethod{name: "uniform", learner: "uniform", allFeatures: all}, "{}", s.train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := 52
+		if all {
+			used = 13
+		}
+		for i := range 12 {
+			for j := range 12 {
+				want := 0.0
+				for _, b := range s.base[:used] {
+					want += b.At(i, j) / float64(used)
+				}
+				if math.Abs(k.At(i, j)-want) > 1e-15 {
+					t.Fatalf("allFeatures=%v: K[%d,%d] = %g, want the mean of the first %d base kernels %g", all, i, j, k.At(i, j), used, want)
+				}
+			}
+		}
+	}
+}

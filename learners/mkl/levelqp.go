@@ -39,7 +39,7 @@ func levelLP(cuts []cut, m int) (float64, []float64, error) {
 		a.Set(k, t, 1)
 	}
 	b[k] = 1
-	opt, x, err := lp.Simplex(c, a, b, 1e-12, vertexBasis(cuts, m))
+	opt, x, err := simplexFrom(c, a, b, vertexBasis(cuts, m))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -53,6 +53,23 @@ func levelLP(cuts []cut, m int) (float64, []float64, error) {
 		theta[t] /= sum
 	}
 	return opt, theta, nil
+}
+
+// simplexFrom is lp.Simplex from the basis, or, when rounding leaves the
+// basis infeasible (cuts tied at its vertex give slacks of 0, which the
+// solve can return as -1e-13 and gonum then panics with an error rather
+// than return one: one mkl-level fit in a Table 4.2 run), from
+// gonum's phase one.
+func simplexFrom(c []float64, a mat.Matrix, b []float64, basis []int) (opt float64, x []float64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(error); !ok {
+				panic(r)
+			}
+			opt, x, err = lp.Simplex(c, a, b, 1e-12, nil)
+		}
+	}()
+	return lp.Simplex(c, a, b, 1e-12, basis)
 }
 
 // vertexBasis returns a feasible basis of the standard form of levelLP,

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize/convex/lp"
 )
 
 func fit(t *testing.T, name, params string, in *learners.Input) *learners.Output {
@@ -197,6 +199,67 @@ func TestLevelLP(t *testing.T) {
 	want := []float64{0.5, 0.5, 0}
 	if math.Abs(l-1.5) > 1e-12 || !floats.EqualApprox(theta, want, 1e-12) {
 		t.Errorf("L = %g at %v, want 1.5 at %v", l, theta, want)
+	}
+}
+
+// Cuts tied at the vertex that vertexBasis starts from, with entries of
+// order 1e3: the tied cut's slack, 0 in exact arithmetic, comes out of the
+// basis solve a little below gonum's -1e-13 for some of them, and
+// lp.Simplex panicked. levelLP must instead return the LP's minimum, which
+// gonum's phase one (no supplied basis) computes independently.
+func TestLevelLPTiedCuts(t *testing.T) {
+	const m = 6
+	for seed := range uint64(100) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		base := cut{alphaSum: 1000 * r.Float64(), q: make([]float64, m)}
+		for i := range base.q {
+			base.q[i] = 2000 * r.Float64()
+		}
+		var cuts []cut
+		for range 2 + r.IntN(5) {
+			// alphaSum - q_0/2 is the same for every cut: tied at e_0.
+			c := cut{alphaSum: base.alphaSum, q: slices.Clone(base.q)}
+			d := 100 * r.Float64()
+			c.alphaSum += d
+			c.q[0] += 2 * d
+			for i := 1; i < m; i++ {
+				c.q[i] += 300 * r.Float64()
+			}
+			cuts = append(cuts, c)
+		}
+		l, theta, err := levelLP(cuts, m)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		k := len(cuts)
+		a := mat.NewDense(k+1, m+2+k, nil)
+		b := make([]float64, k+1)
+		c := make([]float64, m+2+k)
+		c[m], c[m+1] = 1, -1
+		for j, cu := range cuts {
+			for i, v := range cu.q {
+				a.Set(j, i, -0.5*v)
+			}
+			a.Set(j, m, -1)
+			a.Set(j, m+1, 1)
+			a.Set(j, m+2+j, 1)
+			b[j] = -cu.alphaSum
+		}
+		for i := range m {
+			a.Set(k, i, 1)
+		}
+		b[k] = 1
+		want, _, err := lp.Simplex(c, a, b, 1e-12, nil)
+		if err != nil {
+			t.Fatalf("seed %d: phase one: %v", seed, err)
+		}
+		model := math.Inf(-1)
+		for _, cu := range cuts {
+			model = max(model, cu.alphaSum-0.5*floats.Dot(cu.q, theta))
+		}
+		if math.Abs(l-want) > 1e-9*math.Abs(want) || math.Abs(model-l) > 1e-9*math.Abs(l) {
+			t.Errorf("seed %d: L = %.12g, model at theta %.12g, phase one %.12g", seed, l, model, want)
+		}
 	}
 }
 

@@ -59,3 +59,57 @@ func BenchmarkFitIonosphere(b *testing.B) {
 	b.ReportMetric(float64(out.Stats.Iterations), "iters")
 	b.ReportMetric(float64(nnz), "kernels")
 }
+
+// stepInput is a training half of ionosphere (its first 175 points, the
+// 455 = 13 x 35 unit-trace base kernels over them) ready for the inner
+// steps at mu = 1/m with the defaults (gamma = 100, B = 10).
+func stepInput(b *testing.B) (*problem, []float64) {
+	x, _ := ionosphere(b)
+	n, _ := x.Dims()
+	train := x.Slice(0, n/2, 0, x.RawMatrix().Cols).(*mat.Dense)
+	in := &learners.Input{Kernels: learners.MKLBaseKernels(train), Features: train}
+	l := newLearner(b, ``)
+	pr, err := newProblem(in, l.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mu := make([]float64, pr.m)
+	for t := range mu {
+		mu[t] = 1 / float64(pr.m)
+	}
+	return pr, mu
+}
+
+// BenchmarkDStep times one D-step: the combined kernel and the greedy
+// bases of all points (O(m n^2 + n^2 B)).
+func BenchmarkDStep(b *testing.B) {
+	pr, mu := stepInput(b)
+	combined := make([]float64, pr.n*pr.n)
+	b.ReportAllocs()
+	for b.Loop() {
+		pr.combine(mu, combined)
+		pr.dstep(combined)
+	}
+}
+
+// BenchmarkMuStep times one mu-step: gathering the basis kernel values,
+// forming W = G'G and z (O(n B m^2)) and the exact simplex QP.
+func BenchmarkMuStep(b *testing.B) {
+	pr, mu := stepInput(b)
+	combined := make([]float64, pr.n*pr.n)
+	pr.combine(mu, combined)
+	sets := pr.dstep(combined)
+	q := mat.NewSymDense(pr.m, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		kb := pr.gather(sets)
+		w, z, err := pr.quadratic(sets, kb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.ScaleSym(2, w)
+		if _, _, err := learners.SimplexQP(q, z, learners.QPOptions{Start: mu}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -45,8 +45,12 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&cfg.Reps, "reps", 0, "repetitions per data set, overriding the spec's (20) for quick runs; 0 keeps the spec's")
 	fs.IntVar(&cfg.Workers, "workers", 2, "repetitions run in parallel (timings are per fit, measured under this load)")
 	fs.Var(&datasets, "dataset", "LIBSVM, PMLB-style TSV (target column) or label-first CSV file replacing the default data sets of every table but 3.7; repeatable")
-	components := fs.String("components", "pairs", "pairs of Tables 3.2/3.3 are drawn until they leave 70% of the points as connected components "+
-		"joined by: pairs = every sampled pair (spec default), must-links = the must-links only (the similarity graph of Xing et al. 2002)")
+	// DEVIATION from spec 3.10.1's "default procedure [ambiguous]": the
+	// components are those of the must-link graph, as in Xing et al. 2002,
+	// which the thesis cites for the rule; counting every pair leaves about
+	// 0.3 N pairs, too few (iris 91.6 vs the thesis' 97.4; 97.9 this way).
+	components := fs.String("components", "must-links", "pairs of Tables 3.2/3.3 are drawn until they leave 70% of the points as connected components "+
+		"joined by: must-links = the must-links only (the similarity graph of Xing et al. 2002, which the thesis cites), pairs = every sampled pair (spec 3.10.1's reading)")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array (notes go to stderr)")
 	if err := parse(fs, args); err != nil {
 		return err

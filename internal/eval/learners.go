@@ -39,7 +39,7 @@ type LearnersConfig struct {
 	Methods []string
 	// Components says which sampled pairs join the connected components
 	// that stop the pair sampling of Tables 3.2/3.3 (spec 3.10.1: all of
-	// them, the default).
+	// them, the zero value; the command's default is MustLinks).
 	Components simplenpkl.Components
 	Workers    int // repetitions run in parallel (default 2)
 	Progress   io.Writer

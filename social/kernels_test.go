@@ -154,9 +154,9 @@ func TestBaseKernelsByHand(t *testing.T) {
 	}
 }
 
-func TestDefaultModeByHand(t *testing.T) {
+func TestCosineModeByHand(t *testing.T) {
 	ds := loadTiny(t)
-	ks, err := BuildKernels(context.Background(), ds, ds.FullView(), KernelOptions{})
+	ks, err := BuildKernels(context.Background(), ds, ds.FullView(), KernelOptions{Mode: ModeCosine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestDefaultModeByHand(t *testing.T) {
 		names = append(names, k.Name)
 		byName[k.Name] = k
 		if k.PSD != nil {
-			t.Errorf("%s: PSD check in default mode", k.Name)
+			t.Errorf("%s: PSD check in cosine mode", k.Name)
 		}
 	}
 	if strings.Join(names, " ") != strings.Join(AllKernels(), " ") {
@@ -193,6 +193,41 @@ func TestDefaultModeByHand(t *testing.T) {
 	} {
 		if got := fmt.Sprintf("%T", byName[name].K); got != want {
 			t.Errorf("%s is a %s, want %s", name, got, want)
+		}
+	}
+}
+
+// Default mode scales by n / tr K: common friends' trace is 2+2+3+1+0 = 8
+// over 5 users, so every count is multiplied by 5/8 and the degrees stay.
+func TestDefaultModeByHand(t *testing.T) {
+	ds := loadTiny(t)
+	ks, err := BuildKernels(context.Background(), ds, ds.FullView(), KernelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]NamedKernel{}
+	for _, k := range ks {
+		byName[k.Name] = k
+		diag := k.K.Diag()
+		sum := 0.0
+		for _, d := range diag {
+			sum += d
+		}
+		if k.Name != KernelTextual && k.Name != KernelVisual && k.Name != KernelRegLaplacian && math.Abs(sum-float64(len(diag))) > 1e-12 {
+			t.Errorf("%s: trace %v, want %d", k.Name, sum, len(diag))
+		}
+	}
+	checkDense(t, "friends", byName[KernelFriends].K, []float64{
+		1.25, 0.625, 0.625, 0.625, 0,
+		1.25, 0.625, 0.625, 0,
+		1.875, 0, 0,
+		0.625, 0,
+		0}, 1e-12)
+	for name, want := range map[string]string{
+		KernelTextual: "*learners.Gram", KernelVisual: "learners.DenseKernel", KernelRegLaplacian: "*learners.RegLaplacian",
+	} {
+		if got := fmt.Sprintf("%T", byName[name].K); got != want {
+			t.Errorf("%s is a %s, want %s (left as built)", name, got, want)
 		}
 	}
 }
@@ -262,8 +297,8 @@ func TestViewAndOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Degrees now 1, 2, 2, 1: CN(u1,u3) = |{u2}| = 1 -> 1/sqrt(1*2).
-	near(t, "visible friends (u1,u3)", ks[0].K.At(0, 2), 1/math.Sqrt2, 1e-12)
+	// Degrees now 1, 2, 2, 1, 0 (trace 6 over 5 users): CN(u1,u3) = |{u2}| = 1 -> 5/6.
+	near(t, "visible friends (u1,u3)", ks[0].K.At(0, 2), 5.0/6, 1e-12)
 	near(t, "visible friends (u1,u2)", ks[0].K.At(0, 1), 0, 0)
 	near(t, "visible groups (u3,u5)", ks[1].K.At(2, 4), 0, 0)
 	near(t, "visible groups (u3,u3)", ks[1].K.At(2, 2), 0, 0)

@@ -25,8 +25,9 @@ const lanczosMaxIter = 400
 
 // preprocess turns a base kernel into the kernel BuildKernels returns.
 //
-// Default mode: K_ij / sqrt(K_ii K_jj) unless the diagonal is already unit
-// or bounded; no shift, since every base kernel is PSD by construction.
+// Default mode: K n / tr K, cosine mode: K_ij / sqrt(K_ii K_jj), unless
+// the diagonal is already unit or bounded; no shift, since every base
+// kernel is PSD by construction.
 //
 // Thesis mode (section 7.5.1): divide each row by its maximum (rows whose
 // maximum is not positive stay zero), symmetrise, giving
@@ -37,11 +38,23 @@ const lanczosMaxIter = 400
 // shift puts a large multiple of I into the kernel: both are why this mode
 // is not the default.
 func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (NamedKernel, error) {
-	if opts.Mode == ModeDefault {
-		if b.unit {
-			return NamedKernel{Name: name, K: b.k}, nil
-		}
+	switch {
+	case b.unit && opts.Mode != ModeThesis:
+		return NamedKernel{Name: name, K: b.k}, nil
+	case opts.Mode == ModeCosine:
 		return NamedKernel{Name: name, K: learners.CosineScaled(b.k)}, nil
+	case opts.Mode == ModeDefault:
+		diag := b.k.Diag()
+		tr := floats.Sum(diag)
+		if !(tr > 0) {
+			return NamedKernel{Name: name, K: b.k}, nil // a zero kernel stays zero
+		}
+		c := make([]float64, len(diag))
+		for i := range c {
+			c[i] = float64(len(diag)) / tr
+		}
+		s, err := learners.RowScaled(b.k, c) // a constant scale: PSD kept
+		return NamedKernel{Name: name, K: s}, err
 	}
 	rowMax, err := learners.KernelRowMax(ctx, b.k)
 	if err != nil {

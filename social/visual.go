@@ -95,7 +95,8 @@ func (in *kernelInput) visual() (base, error) {
 			row[c] = amp * math.Cos(v+phase[c])
 		}
 	}
-	return base{k: learners.NewLowRank(z)}, nil
+	// Unit diagonal like the exact RBF it approximates, in every mode.
+	return base{k: learners.CosineScaled(learners.NewLowRank(z)), unit: true}, nil
 }
 
 // invSquare returns 1/sigma^2, or 0 when sigma is 0 (all users alike: the

@@ -11,7 +11,7 @@ import (
 	"github.com/kernelrank/kernelrank/social"
 )
 
-const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--max-users N] [--json]"
+const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--json]"
 
 // evalSocial runs the friend and group recommendation protocol.
 func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -21,7 +21,7 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := eval.SocialConfig{Progress: stderr}
 	fs.StringVar(&cfg.Data, "data", "", "a directory in the import format, or ego-Facebook / BlogCatalog as in ../shared/data/social (default: ego-Facebook)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the hidden edges and memberships, the samples and the tie-breaks")
-	mode := fs.String("preprocess", string(social.ModeDefault), "kernel preprocessing: thesis (section 7.5.1 as written) or default")
+	mode := fs.String("preprocess", string(social.ModeDefault), "kernel preprocessing: default (mean diagonal 1), cosine (unit diagonal) or thesis (section 7.5.1 as written)")
 	fs.IntVar(&cfg.MaxUsers, "max-users", 0, "evaluate a seeded sample of this many test users per task (0: all)")
 	fs.IntVar(&cfg.Workers, "workers", 2, "users scored in parallel")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array")
@@ -29,10 +29,10 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	switch social.Mode(*mode) {
-	case social.ModeDefault, social.ModeThesis:
+	case social.ModeDefault, social.ModeCosine, social.ModeThesis:
 		cfg.Mode = social.Mode(*mode)
 	default:
-		return fmt.Errorf("--preprocess %q: use thesis or default", *mode)
+		return fmt.Errorf("--preprocess %q: use default, cosine or thesis", *mode)
 	}
 	if cfg.MaxUsers < 0 {
 		return fmt.Errorf("--max-users must be >= 0, got %d", cfg.MaxUsers)

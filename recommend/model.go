@@ -40,8 +40,10 @@ type Options struct {
 	Params  json.RawMessage
 	Target  Target // "" means TargetFriends
 	// Kernels configures the base kernels. When Kernels.Kernels is empty,
-	// every kernel the data has but the regularised Laplacian, whose rows
-	// cost a linear solve each, too slow for alignment over all users.
+	// every kernel the data has but the regularised Laplacian: its rows
+	// cost a linear solve each, and it holds the training friendships
+	// themselves, so as a term of the strength model it separates them
+	// perfectly (the logistic loss has no finite optimum).
 	Kernels social.KernelOptions
 	// DenseMax is the largest number of users for which the kernels are
 	// stored densely for a learner that does not take implicit kernels

@@ -192,11 +192,14 @@ func kernelScorer(name string, k learners.KernelMatrix) scorer {
 	return scorer{name, func(u int, score []float64) { k.Row(u, score) }}
 }
 
-// recommenders trains the recommender of each combination learner
+// recommenderScorers trains the recommender of each combination learner
 // (alignf, when registered, and uniform) on the view, recording the
-// learned weights and any warning.
-func recommenders(ctx context.Context, ds *social.Dataset, view social.View, target recommend.Target, task string, cfg SocialConfig, rep *SocialReport, progress io.Writer) (map[string]*recommend.Model, error) {
-	out := map[string]*recommend.Model{}
+// learned weights and any warning, and returns the rows "alignf" (its
+// combined kernel alone, scored by asKernel) and "NAME+mklr" (scored by
+// strength).
+func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.View, target recommend.Target, task string, cfg SocialConfig, rep *SocialReport, progress io.Writer,
+	asKernel func(name string, k learners.KernelMatrix) scorer, strength func(m *recommend.Model) func(u int, score []float64)) ([]scorer, error) {
+	var out []scorer
 	for _, name := range []string{"alignf", "uniform"} {
 		if name == "alignf" && !rep.alignfRegistered {
 			continue
@@ -216,7 +219,10 @@ func recommenders(ctx context.Context, ds *social.Dataset, view social.View, tar
 		for _, w := range st.Warnings {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s task, %s+mklr: %s", task, name, w))
 		}
-		out[name] = m
+		if name == "alignf" {
+			out = append(out, asKernel(name, m.Combined()))
+		}
+		out = append(out, scorer{name + "+mklr", strength(m)})
 	}
 	return out, nil
 }
@@ -237,18 +243,12 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	for _, k := range kernels {
 		scorers = append(scorers, kernelScorer("kernel/"+k.Name, k.K))
 	}
-	models, err := recommenders(ctx, ds, view, recommend.TargetFriends, "friends", cfg, rep, progress)
+	learned, err := recommenderScorers(ctx, ds, view, recommend.TargetFriends, "friends", cfg, rep, progress,
+		kernelScorer, func(m *recommend.Model) func(int, []float64) { return m.ScoreAll })
 	if err != nil {
 		return err
 	}
-	if m, ok := models["alignf"]; ok {
-		scorers = append(scorers, kernelScorer("alignf", m.Combined()))
-	}
-	for _, name := range []string{"alignf", "uniform"} {
-		if m, ok := models[name]; ok {
-			scorers = append(scorers, scorer{name + "+mklr", m.ScoreAll})
-		}
-	}
+	scorers = append(scorers, learned...)
 	var users []int
 	for u, h := range hiddenAdj {
 		if len(h) > 0 {
@@ -355,18 +355,13 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 		scorers = append(scorers, vote("kernel/"+k.Name, k.K.Row))
 	}
 	if hasGroups {
-		models, err := recommenders(ctx, ds, view, recommend.TargetGroups, "groups", cfg, rep, progress)
+		learned, err := recommenderScorers(ctx, ds, view, recommend.TargetGroups, "groups", cfg, rep, progress,
+			func(name string, k learners.KernelMatrix) scorer { return vote(name, k.Row) },
+			func(m *recommend.Model) func(int, []float64) { return m.GroupScores })
 		if err != nil {
 			return err
 		}
-		if m, ok := models["alignf"]; ok {
-			scorers = append(scorers, vote("alignf", m.Combined().Row))
-		}
-		for _, name := range []string{"alignf", "uniform"} {
-			if m, ok := models[name]; ok {
-				scorers = append(scorers, scorer{name + "+mklr", m.GroupScores})
-			}
-		}
+		scorers = append(scorers, learned...)
 	}
 	var users []int
 	for u, h := range hiddenGroups {

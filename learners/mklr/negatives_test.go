@@ -158,21 +158,29 @@ func TestSampleNegativesProperties(t *testing.T) {
 			}
 		}
 	}
+	checkDraws(t, neg, perUser, opts, 80*opts.PerUser/2, sample)
+}
+
+// checkDraws checks what every negative mode promises of the draws of 80
+// users: at most PerUser each, at least atLeast in all, the same pairs on
+// 1 worker as on 2 (sample(opts, procs)), other pairs for another seed.
+func checkDraws(t *testing.T, neg []learners.Pair, perUser map[int]int, opts NegativeOptions, atLeast int, sample func(NegativeOptions, int) []learners.Pair) {
+	t.Helper()
 	for u, cnt := range perUser {
 		if cnt > opts.PerUser {
 			t.Errorf("user %d drew %d negatives, want at most %d", u, cnt, opts.PerUser)
 		}
 	}
-	if len(neg) < 80*opts.PerUser/2 {
+	if len(neg) < atLeast {
 		t.Errorf("only %d negatives for 80 users drawing %d each", len(neg), opts.PerUser)
 	}
 	if !slices.Equal(neg, sample(opts, 1)) {
 		t.Error("the negatives depend on the number of workers")
 	}
 	other := opts
-	other.Seed = 6
+	other.Seed++
 	if slices.Equal(neg, sample(other, 2)) {
-		t.Error("seeds 5 and 6 drew the same negatives")
+		t.Errorf("seeds %d and %d drew the same negatives", opts.Seed, other.Seed)
 	}
 }
 
@@ -230,22 +238,7 @@ func TestSampleNegativesModes(t *testing.T) {
 			if mode == NegRandom && far == 0 {
 				t.Error("no random negative is beyond two hops")
 			}
-			for u, cnt := range perUser {
-				if cnt > opts.PerUser {
-					t.Errorf("user %d drew %d negatives, want at most %d", u, cnt, opts.PerUser)
-				}
-			}
-			if len(neg) < 80*opts.PerUser/4 {
-				t.Errorf("only %d negatives for 80 users drawing %d each", len(neg), opts.PerUser)
-			}
-			if !slices.Equal(neg, sample(opts, 1)) {
-				t.Error("the negatives depend on the number of workers")
-			}
-			other := opts
-			other.Seed = 6
-			if slices.Equal(neg, sample(other, 2)) {
-				t.Error("seeds 5 and 6 drew the same negatives")
-			}
+			checkDraws(t, neg, perUser, opts, 80*opts.PerUser/4, sample)
 		})
 	}
 }

@@ -249,13 +249,7 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 		return err
 	}
 	scorers = append(scorers, learned...)
-	var users []int
-	for u, h := range hiddenAdj {
-		if len(h) > 0 {
-			users = append(users, u)
-		}
-	}
-	users = sampleUsers(users, cfg.MaxUsers, rng)
+	users := testUsers(hiddenAdj, cfg.MaxUsers, rng)
 	rep.FriendTestUsers = len(users)
 	tie := rng.Perm(n)
 	perUser, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, "friends", func(u int, score []float64) []bool {
@@ -363,13 +357,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 		}
 		scorers = append(scorers, learned...)
 	}
-	var users []int
-	for u, h := range hiddenGroups {
-		if len(h) > 0 {
-			users = append(users, u)
-		}
-	}
-	users = sampleUsers(users, cfg.MaxUsers, rng)
+	users := testUsers(hiddenGroups, cfg.MaxUsers, rng)
 	rep.GroupTestUsers = len(users)
 	tie := rng.Perm(m)
 	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", func(u int, score []float64) []bool {
@@ -386,6 +374,18 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 func contains(sorted []int, v int) bool {
 	_, ok := slices.BinarySearch(sorted, v)
 	return ok
+}
+
+// testUsers returns the users with a hidden item, a seeded sample of max
+// of them when max > 0.
+func testUsers(hidden [][]int, max int, rng *rand.Rand) []int {
+	var users []int
+	for u, h := range hidden {
+		if len(h) > 0 {
+			users = append(users, u)
+		}
+	}
+	return sampleUsers(users, max, rng)
 }
 
 func sampleUsers(users []int, max int, rng *rand.Rand) []int {

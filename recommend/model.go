@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,7 +138,7 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
 
 	start := time.Now()
-	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", opts.Kernels.Mode)
+	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", cmp.Or(opts.Kernels.Mode, social.ModeDefault))
 	kernels, err := social.BuildKernels(ctx, ds, view, opts.Kernels)
 	if err != nil {
 		return nil, err

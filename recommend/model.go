@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -107,8 +108,29 @@ type Model struct {
 	noData   []bool  // users with no relation and no content at all
 	userTie  []int   // rank among equal scores: seeded permutations
 	groupTie []int
+	offset   float64 // prior correction of f: see priorOffset
 	stats    Stats
 }
+
+// priorOffset is the prior correction of a logistic model fitted on a
+// sample with pos friend pairs and neg non-friend pairs, about as many,
+// for the population of n(n-1)/2 user pairs of which pos are friends
+// (King & Zeng 2001, case-control sampling): P(friends) =
+// sigmoid(f - offset), offset = ln(pos/neg) + ln((pairs - pos)/pos).
+// The hard negatives are not a uniform sample of the non-friends, so the
+// correction is approximate; it changes no ranking of one user's
+// candidates, only how strengths add up over a group.
+func priorOffset(n, pos, neg int) float64 {
+	pairs := float64(n) * float64(n-1) / 2
+	return math.Log(float64(pos)/float64(neg)) + math.Log((pairs-float64(pos))/float64(pos))
+}
+
+// Strength returns P(u and v are friends) = sigmoid(f(u, v) - offset),
+// the strength model's probability corrected to the population's rate of
+// friendship (priorOffset).
+func (m *Model) Strength(u, v int) float64 { return sigmoid(m.Score(u, v) - m.offset) }
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
 // Train builds the kernels of ds over view, learns their weights with the
 // learner and trains the strength model on view's friendships. Errors wrap
@@ -317,6 +339,7 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	}
 	m.stats.Negatives = time.Since(start)
 	m.stats.Positive, m.stats.Negative = len(pos), len(neg)
+	m.offset = priorOffset(m.ds.N(), len(pos), len(neg))
 
 	start = time.Now()
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))

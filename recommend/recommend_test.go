@@ -64,6 +64,14 @@ func train(t *testing.T, ds *social.Dataset, opts recommend.Options) *recommend.
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
+// offset is the prior correction from the balanced training pairs to the
+// n(n-1)/2 user pairs, of which st.Positive are friends:
+// ln(pos/neg) + ln((pairs - pos)/pos).
+func offset(st recommend.Stats, n int) float64 {
+	pos, neg, pairs := float64(st.Positive), float64(st.Negative), float64(n*(n-1)/2)
+	return math.Log(pos/neg) + math.Log((pairs-pos)/pos)
+}
+
 func index(t *testing.T, ds *social.Dataset, id string) int {
 	t.Helper()
 	u, ok := ds.UserIndex(id)
@@ -129,8 +137,8 @@ func TestFriendRecommendations(t *testing.T) {
 			if math.Abs(f(v)-f(cands[r])) > 1e-12 {
 				t.Errorf("user %d rank %d: %s with f %v, brute force has f %v", u, r, rec.User, f(v), f(cands[r]))
 			}
-			if math.Abs(rec.Score-f(v)) > 1e-9 || math.Abs(rec.Strength-sigmoid(f(v))) > 1e-12 {
-				t.Errorf("user %d, %s: score %v strength %v, want %v %v", u, rec.User, rec.Score, rec.Strength, f(v), sigmoid(f(v)))
+			if p := sigmoid(f(v) - offset(st, n)); math.Abs(rec.Score-f(v)) > 1e-9 || math.Abs(rec.Strength-p) > 1e-12 {
+				t.Errorf("user %d, %s: score %v strength %v, want %v %v", u, rec.User, rec.Score, rec.Strength, f(v), p)
 			}
 			sum, named := 0.0, 0
 			for c, part := range rec.Contributions {
@@ -174,8 +182,9 @@ func TestFriendRecommendations(t *testing.T) {
 	}
 }
 
-// TestGroupRecommendations checks s(g, u) as the sum of sigmoid(f) over
-// the members, computed here from Score, and the friends listed.
+// TestGroupRecommendations checks s(g, u) as the expected number of
+// friends among the members (1 a friend, the corrected sigmoid(f) for the
+// others), computed here from Score, and the friends listed.
 func TestGroupRecommendations(t *testing.T) {
 	ds := demoData(t)
 	m := train(t, ds, recommend.Options{Learner: "uniform"})
@@ -196,7 +205,11 @@ func TestGroupRecommendations(t *testing.T) {
 			}
 			s := 0.0
 			for _, j := range ms {
-				s += sigmoid(m.Score(u, j))
+				if slices.Contains(m.FriendsOf(u), j) {
+					s++
+				} else {
+					s += sigmoid(m.Score(u, j) - offset(m.Stats(), ds.N()))
+				}
 			}
 			want[ds.Groups[g]] = s
 			order = append(order, ds.Groups[g])

@@ -86,13 +86,12 @@
 // sum of the scores f adds b once a member, so with b < 0 it ranks the
 // smallest groups first: on BlogCatalog the default so scores .011 .010
 // .064 (the former default, with b > 0 there, .133 .064 .268 on another
-// seeded split). Summed strengths sigmoid(f) (StrengthAll: the expected
-// number of friends in the group, friend-vote's soft form), which the
-// evaluation uses, give .575 .089 .632 on ego-Facebook (former default,
-// sum of f: .443 .075 .512) and .154 .066 .293 on BlogCatalog, below
-// friend-vote (.734 .100 .789; .296 .074 .418): no base kernel holds the
-// friendship itself (only common friends), which friend-vote counts; the
-// kernel/adamic-adar vote is below it too (.651 .103 .738; .195 .070 .337).
+// seeded split). Summed strengths sigmoid(f), fitted on about as many
+// negatives as positives, give every member a sizeable share and rank the
+// big groups first (.575 .089 .632 on ego-Facebook, cosine kernels, below
+// friend-vote's .734 .100 .789). recommend.Model.GroupScores sums the
+// strengths corrected to the population's friendship rate, counting known
+// friends as 1: the expected number of friends in the group.
 //
 // Why it stays under Adamic-Adar on cosine-normalised kernels: raw
 // AA(i, j) = normalised AA(i, j) sqrt(AA(i, i) AA(j, j)), so ranking the

@@ -6,8 +6,8 @@
 // social strength f(u, v) of every pair.
 //
 // Friends of u are the non-friends v ranked by f(u, v); groups are the
-// groups u is not in, ranked by s(g, u), the sum over g's members j of the
-// strength sigmoid(f(u, j)) (section 7.4.3 sums f: see GroupScores). Every
+// groups u is not in, ranked by s(g, u), the expected number of u's
+// friends among g's members (section 7.4.3 sums f: see GroupScores). Every
 // recommendation carries its explanation: the contribution
 // theta_t K^t(u, v) of each base kernel to the combined kernel and its own
 // term in f, the common friends, and for groups the friends of u in the

@@ -97,19 +97,17 @@ type KernelWeight struct {
 // Model is a trained recommender over one data set. It is safe for
 // concurrent use.
 type Model struct {
-	ds       *social.Dataset
-	kernels  []social.NamedKernel // the base kernels, in weight order
-	weights  []float64
-	combined learners.KernelMatrix
-	strength *mklr.Model
-	friends  [][]int // visible friends of each user, sorted
-	groups   [][]int // visible groups of each user, sorted
-	members  [][]int // visible members of each group, sorted
-	noData   []bool  // users with no relation and no content at all
-	userTie  []int   // rank among equal scores: seeded permutations
-	groupTie []int
-	offset   float64 // prior correction of f: see priorOffset
-	stats    Stats
+	ds        *social.Dataset
+	kernels   []social.NamedKernel // the base kernels, in weight order
+	weights   []float64
+	combined  learners.KernelMatrix
+	strength  *mklr.Model
+	relations        // the view's
+	noData    []bool // users with no relation and no content at all
+	userTie   []int  // rank among equal scores: seeded permutations
+	groupTie  []int
+	offset    float64 // prior correction of f: see priorOffset
+	stats     Stats
 }
 
 // priorOffset is the prior correction of a logistic model fitted on a
@@ -360,26 +358,36 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	return nil
 }
 
-// index records the visible relations and who has no data at all.
-func (m *Model) index(view social.View, seed uint64) {
-	n, ds := m.ds.N(), m.ds
-	m.friends = make([][]int, n)
+// relations are the friendships and memberships of a view, as lists.
+type relations struct {
+	friends [][]int // friends of each user, sorted
+	groups  [][]int // groups of each user, sorted
+	members [][]int // members of each group, sorted
+}
+
+func newRelations(ds *social.Dataset, view social.View) relations {
+	r := relations{friends: make([][]int, ds.N()), groups: make([][]int, ds.N()), members: make([][]int, len(ds.Groups))}
 	for _, e := range view.Friends {
-		m.friends[e[0]] = append(m.friends[e[0]], e[1])
-		m.friends[e[1]] = append(m.friends[e[1]], e[0])
+		r.friends[e[0]] = append(r.friends[e[0]], e[1])
+		r.friends[e[1]] = append(r.friends[e[1]], e[0])
 	}
-	m.groups = make([][]int, n)
-	m.members = make([][]int, len(ds.Groups))
 	for _, e := range view.Memberships {
-		m.groups[e[0]] = append(m.groups[e[0]], e[1])
-		m.members[e[1]] = append(m.members[e[1]], e[0])
+		r.groups[e[0]] = append(r.groups[e[0]], e[1])
+		r.members[e[1]] = append(r.members[e[1]], e[0])
 	}
-	for _, lists := range [][][]int{m.friends, m.groups, m.members} {
+	for _, lists := range [][][]int{r.friends, r.groups, r.members} {
 		for i, l := range lists {
 			slices.Sort(l)
 			lists[i] = slices.Compact(l)
 		}
 	}
+	return r
+}
+
+// index records the visible relations and who has no data at all.
+func (m *Model) index(view social.View, seed uint64) {
+	n, ds := m.ds.N(), m.ds
+	m.relations = newRelations(ds, view)
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

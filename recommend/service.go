@@ -28,8 +28,7 @@ type Service struct {
 	mu   sync.Mutex
 	jobs map[string]*job
 
-	friends [][]int // all friendships, per user, sorted
-	groups  [][]int // all memberships, per user, sorted
+	all relations // every friendship and membership, for profiles
 }
 
 type job struct {
@@ -43,21 +42,7 @@ type job struct {
 // life bounds the training jobs; opts.Learner is the default learner.
 func NewService(life context.Context, ds *social.Dataset, opts Options) *Service {
 	opts.defaults()
-	s := &Service{ds: ds, opts: opts, life: life, log: opts.Log, jobs: map[string]*job{}}
-	s.friends = make([][]int, ds.N())
-	for _, e := range ds.Friends {
-		s.friends[e[0]] = append(s.friends[e[0]], e[1])
-		s.friends[e[1]] = append(s.friends[e[1]], e[0])
-	}
-	s.groups = make([][]int, ds.N())
-	for _, e := range ds.Memberships {
-		s.groups[e[0]] = append(s.groups[e[0]], e[1])
-	}
-	for u := range s.friends {
-		sort.Ints(s.friends[u])
-		sort.Ints(s.groups[u])
-	}
-	return s
+	return &Service{ds: ds, opts: opts, life: life, log: opts.Log, jobs: map[string]*job{}, all: newRelations(ds, ds.FullView())}
 }
 
 // Dataset returns the data set served.
@@ -177,12 +162,12 @@ func (s *Service) Profile(id string) (*Profile, bool) {
 		return nil, false
 	}
 	usr := &s.ds.Users[u]
-	p := &Profile{ID: id, Friends: make([]string, len(s.friends[u])), Groups: make([]string, len(s.groups[u])),
+	p := &Profile{ID: id, Friends: make([]string, len(s.all.friends[u])), Groups: make([]string, len(s.all.groups[u])),
 		Tags: nonNil(usr.Tags), Places: nonNil(usr.Places), Photos: len(usr.Photos), Faves: len(usr.Faves)}
-	for i, v := range s.friends[u] {
+	for i, v := range s.all.friends[u] {
 		p.Friends[i] = s.ds.Users[v].ID
 	}
-	for i, g := range s.groups[u] {
+	for i, g := range s.all.groups[u] {
 		p.Groups[i] = s.ds.Groups[g]
 	}
 	return p, true

@@ -1,0 +1,131 @@
+// Package redistest gives tests a real Redis: the standalone server and
+// the Redis Cluster that .ci/run starts (their addresses in
+// KERNELRANK_TEST_REDIS and KERNELRANK_TEST_REDIS_CLUSTER), or a private
+// redis-server a test may stop and restart. Without Redis a test skips
+// with a message; under CI (CI=true) it fails, so nothing passes vacuously.
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Environment variables naming the servers .ci/run starts.
+const (
+	EnvRedis   = "KERNELRANK_TEST_REDIS"         // redis://127.0.0.1:PORT/0
+	EnvCluster = "KERNELRANK_TEST_REDIS_CLUSTER" // redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+)
+
+func missing(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: required under CI (CI=true); .ci/run starts it", what)
+	}
+	t.Skipf("%s: not available, skipping (run .ci/run, or set it)", what)
+}
+
+// URL returns the shared standalone Redis, or skips.
+func URL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvRedis)
+	if u == "" {
+		missing(t, EnvRedis)
+	}
+	return u
+}
+
+// ClusterURL returns the shared Redis Cluster, or skips.
+func ClusterURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvCluster)
+	if u == "" {
+		missing(t, EnvCluster)
+	}
+	return u
+}
+
+// Prefix returns a key prefix no other test uses, for tests sharing a server.
+func Prefix(t testing.TB) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "test-" + hex.EncodeToString(b[:]) + ":"
+}
+
+// Server is a private redis-server on a loopback port.
+type Server struct {
+	Addr string // 127.0.0.1:PORT
+	URL  string // redis://127.0.0.1:PORT/0
+	dir  string
+	cmd  *exec.Cmd
+	t    testing.TB
+}
+
+// Start runs a private redis-server (no persistence) until the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		missing(t, "redis-server")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir(), t: t}
+	s.URL = "redis://" + s.Addr + "/0"
+	s.Restart()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Stop kills the server (as a crash would). Safe to call twice.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on its port, empty, and waits until it
+// answers.
+func (s *Server) Restart() {
+	s.t.Helper()
+	if s.cmd != nil {
+		return
+	}
+	_, port, _ := net.SplitHostPort(s.Addr)
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("redis-server: %v", err)
+	}
+	s.cmd = cmd
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if c, err := net.DialTimeout("tcp", s.Addr, 100*time.Millisecond); err == nil {
+			fmt.Fprint(c, "PING\r\n")
+			buf := make([]byte, 16)
+			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			n, _ := c.Read(buf)
+			c.Close()
+			if string(buf[:n]) == "+PONG\r\n" {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("redis-server on %s did not answer in 10 s", s.Addr)
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/bits"
+	"slices"
 )
 
 // FormatVersion is the version of the value layout and of the key schema.
@@ -98,15 +100,13 @@ func Encode(v Value) ([]byte, error) {
 	if len(v.Shape) > maxDims {
 		return nil, fmt.Errorf("cache: %d dimensions (at most %d)", len(v.Shape), maxDims)
 	}
-	want := 1
 	for _, d := range v.Shape {
 		if d < 0 || d > math.MaxUint32 {
 			return nil, fmt.Errorf("cache: bad dimension %d", d)
 		}
-		want *= d
 	}
-	if want != n {
-		return nil, fmt.Errorf("cache: shape %v holds %d elements, got %d", v.Shape, want, n)
+	if want, ok := elements(v.Shape); !ok || want != n {
+		return nil, fmt.Errorf("cache: shape %v does not hold the %d elements given", v.Shape, n)
 	}
 	size := n * v.Kind.size()
 	b := make([]byte, 0, headerLen+4*len(v.Shape)+4+size+4)
@@ -135,6 +135,24 @@ func Encode(v Value) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
+// elements returns the number of elements of a shape of non-negative
+// dimensions; ok is false when it overflows an int (a shape with a zero
+// dimension holds none, however large the others).
+func elements(shape []int) (n int, ok bool) {
+	if slices.Contains(shape, 0) {
+		return 0, true
+	}
+	n = 1
+	for _, d := range shape {
+		hi, lo := bits.Mul64(uint64(n), uint64(d))
+		if hi != 0 || lo > math.MaxInt {
+			return 0, false
+		}
+		n = int(lo)
+	}
+	return n, true
+}
+
 // Decode parses an encoded value. Any mismatch (truncation, another
 // format version, a bad checksum) is an error wrapping ErrCorrupt.
 func Decode(b []byte) (Value, error) {
@@ -159,16 +177,16 @@ func Decode(b []byte) (Value, error) {
 	if len(body) < p+4*ndim+4 {
 		return Value{}, fmt.Errorf("%w: truncated shape", ErrCorrupt)
 	}
-	n := 1
 	v.Shape = make([]int, ndim)
 	for i := range v.Shape {
 		v.Shape[i] = int(binary.LittleEndian.Uint32(body[p:]))
-		n *= v.Shape[i]
 		p += 4
 	}
+	n, ok := elements(v.Shape)
 	size := int(binary.LittleEndian.Uint32(body[p:]))
 	p += 4
-	if size != n*es || len(body)-p != size {
+	// n <= len(body) first, so that n*es cannot overflow.
+	if !ok || n > len(body) || size != n*es || len(body)-p != size {
 		return Value{}, fmt.Errorf("%w: %d payload bytes for shape %v of %v", ErrCorrupt, len(body)-p, v.Shape, v.Kind)
 	}
 	pl := body[p:]

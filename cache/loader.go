@@ -69,9 +69,10 @@ func (l *Loader) Fetch(ctx context.Context, key Key, ttl time.Duration, compute 
 	select {
 	case r := <-ch:
 		if r.Err != nil {
-			// The leader's request may have been cancelled while ours was
-			// not: compute for ourselves.
-			if errors.Is(r.Err, context.Canceled) && ctx.Err() == nil {
+			// The leader's request may have been cancelled, or have run
+			// out of time, while ours was not: compute for ourselves.
+			leaderGone := errors.Is(r.Err, context.Canceled) || errors.Is(r.Err, context.DeadlineExceeded)
+			if leaderGone && ctx.Err() == nil {
 				v, err := compute(ctx)
 				if err != nil {
 					return Value{}, Miss, err
@@ -103,7 +104,7 @@ func roundTrip(v Value) (Value, Status, error) {
 
 // fill computes key under the cross-process lock, or waits for the holder.
 func (l *Loader) fill(ctx context.Context, kind, ks string, ttl time.Duration, compute func(context.Context) (Value, error)) (filled, error) {
-	unlock, ok, err := l.c.Lock(ctx, "lock:"+ks, l.LockTTL)
+	unlock, ok, err := l.c.Lock(ctx, ks, l.LockTTL)
 	if err != nil {
 		l.fail("lock", err)
 		ok = true // the backend is down: compute without it

@@ -22,6 +22,7 @@ type Memory struct {
 	mu     sync.Mutex
 	locks  map[string]time.Time // name -> expiry
 	counts map[string]map[string]int64
+	keep   int // members a counter set keeps (TopKeep)
 }
 
 type entry struct {
@@ -39,16 +40,19 @@ func NewMemory(budget int64) (*Memory, error) {
 		budget = DefaultBytes
 	}
 	c, err := otter.New(&otter.Options[string, entry]{
-		MaximumWeight: uint64(budget),
-		Weigher: func(k string, e entry) uint32 {
-			return uint32(min(len(k)+len(e.val)+64, 1<<32-1))
-		},
+		MaximumWeight:    uint64(budget),
+		Weigher:          func(k string, e entry) uint32 { return weight(k, e.val) },
 		ExpiryCalculator: otter.ExpiryWritingFunc(func(e otter.Entry[string, entry]) time.Duration { return e.Value.ttl }),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Memory{c: c, locks: map[string]time.Time{}, counts: map[string]map[string]int64{}}, nil
+	return &Memory{c: c, locks: map[string]time.Time{}, counts: map[string]map[string]int64{}, keep: TopKeep}, nil
+}
+
+// weight is what an entry counts against the budget.
+func weight(key string, val []byte) uint32 {
+	return uint32(min(len(key)+len(val)+64, 1<<32-1))
 }
 
 // Get implements Cache. The bytes returned are the cache's: callers must
@@ -63,6 +67,12 @@ func (m *Memory) Get(_ context.Context, key string) ([]byte, error) {
 
 // Set implements Cache. A value larger than the budget is not kept.
 func (m *Memory) Set(_ context.Context, key string, val []byte, ttl time.Duration) error {
+	if uint64(weight(key, val)) > m.c.GetMaximum() {
+		// otter would hold it until its next eviction; the key's old
+		// value goes too, as a Set replaces it.
+		m.c.Invalidate(key)
+		return nil
+	}
 	if ttl <= 0 {
 		ttl = noExpiry
 	}
@@ -105,19 +115,31 @@ func (m *Memory) Incr(_ context.Context, set, member string) error {
 		m.counts[set] = s
 	}
 	s[member]++
+	if len(s) > m.keep+m.keep/10 {
+		// As Redis does: keep the highest counts, so the set stays bounded.
+		for _, c := range sortedCounts(s)[m.keep:] {
+			delete(s, c.Member)
+		}
+	}
 	return nil
+}
+
+// sortedCounts returns the members of s, highest count first.
+func sortedCounts(s map[string]int64) []Count {
+	out := make([]Count, 0, len(s))
+	for k, v := range s {
+		out = append(out, Count{k, v})
+	}
+	SortCounts(out)
+	return out
 }
 
 // Top implements Cache.
 func (m *Memory) Top(_ context.Context, set string, n int) ([]Count, error) {
 	m.mu.Lock()
-	out := make([]Count, 0, len(m.counts[set]))
-	for k, v := range m.counts[set] {
-		out = append(out, Count{k, v})
-	}
+	out := sortedCounts(m.counts[set])
 	m.mu.Unlock()
-	SortCounts(out)
-	return out[:min(n, len(out))], nil
+	return out[:max(min(n, len(out)), 0)], nil
 }
 
 // SortCounts orders counts highest first, ties by member.

@@ -11,27 +11,14 @@ import (
 
 // TestCacheContract runs the Cache contract on every backend.
 func TestCacheContract(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range []struct {
-				name string
-				test func(*testing.T, Cache)
-			}{
-				{"GetSetDelete", testGetSetDelete},
-				{"TTL", testTTL},
-				{"Lock", testLock},
-				{"LockExpiry", testLockExpiry},
-				{"Counters", testCounters},
-				{"CountersBounded", testCountersBounded},
-			} {
-				t.Run(c.name, func(t *testing.T) {
-					t.Parallel()
-					c.test(t, b.open(t))
-				})
-			}
-		})
-	}
+	runContract(t, backends, map[string]func(*testing.T, Cache){
+		"GetSetDelete":    testGetSetDelete,
+		"TTL":             testTTL,
+		"Lock":            testLock,
+		"LockExpiry":      testLockExpiry,
+		"Counters":        testCounters,
+		"CountersBounded": testCountersBounded,
+	})
 }
 
 func mustGet(t *testing.T, c Cache, key string) []byte {

@@ -9,15 +9,31 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// backend opens a fresh, empty Cache of one kind for a test.
-type backend struct {
+// impl opens a fresh, empty implementation of T for a test.
+type impl[T any] struct {
 	name string
-	open func(t testing.TB) Cache
+	open func(t testing.TB) T
+}
+
+// runContract runs every test of a contract on every implementation, all
+// in parallel.
+func runContract[T any](t *testing.T, impls []impl[T], tests map[string]func(*testing.T, T)) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			t.Parallel()
+			for name, test := range tests {
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					test(t, im.open(t))
+				})
+			}
+		})
+	}
 }
 
 // backends are the Cache implementations every contract test runs on; the
 // Redis ones skip without their server.
-var backends = []backend{
+var backends = []impl[Cache]{
 	{"memory", func(t testing.TB) Cache { return newMemory(t, 64<<20) }},
 	{"redis", func(t testing.TB) Cache { return openRedis(t, redistest.URL(t)) }},
 	{"cluster", func(t testing.TB) Cache { return openRedis(t, redistest.ClusterURL(t)) }},

@@ -51,18 +51,22 @@ func OpenRedis(ctx context.Context, rawURL, prefix string) (*Redis, error) {
 }
 
 // newClient builds the client of o as redis.NewUniversalClient does, but
-// dials once per attempt: go-redis' default dials a refused connection 5
-// times, 100 ms apart, so that with Redis gone every command, and every
-// request, would wait half a second or more before computing without it.
+// quick to fail when Redis is gone: go-redis' defaults dial a refused
+// connection 5 times 100 ms apart and wait 8 ms or more before a retry, so
+// that every command, and every request, would wait half a second before
+// computing without Redis. A retry stays (MaxRetries), for a pooled
+// connection that a restarted Redis has closed.
 func newClient(o *redis.UniversalOptions) redis.UniversalClient {
-	const retries, backoff = 1, 10 * time.Millisecond
-	if o.IsClusterMode || len(o.Addrs) > 1 {
-		co := o.Cluster()
-		co.DialerRetries, co.DialerRetryTimeout = retries, backoff
+	const dials, dialBackoff = 1, time.Microsecond // 0 means the defaults
+	u := *o
+	u.MinRetryBackoff, u.MaxRetryBackoff = time.Millisecond, 4*time.Millisecond
+	if u.IsClusterMode || len(u.Addrs) > 1 {
+		co := u.Cluster()
+		co.DialerRetries, co.DialerRetryTimeout = dials, dialBackoff
 		return redis.NewClusterClient(co)
 	}
-	so := o.Simple()
-	so.DialerRetries, so.DialerRetryTimeout = retries, backoff
+	so := u.Simple()
+	so.DialerRetries, so.DialerRetryTimeout = dials, dialBackoff
 	return redis.NewClient(so)
 }
 

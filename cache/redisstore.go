@@ -23,8 +23,8 @@ import (
 // version is written whole or not at all, and the pointer names a written
 // version. After Publish switches the pointer it PUBLISHes the version on
 // the channel kr:model:{<model>}:published (see Watch); a message can be
-// lost (a reader that is reconnecting), so readers poll Current, and may
-// use the channel to learn of a new version sooner.
+// lost (a reader that is reconnecting) or come late, so readers poll
+// Current, and may use the channel to learn of a new version sooner.
 type RedisStore struct{ r *Redis }
 
 // NewRedisStore returns the store over r's connection and prefix.
@@ -171,18 +171,21 @@ func (s *RedisStore) Remove(ctx context.Context, model, version string) error {
 	return nil
 }
 
-// Watch sends model's current version, then each version published after
-// it, until ctx is done; the channel is closed then. A version may come
-// twice, and one published while the subscription reconnects is missed:
-// Watch hastens a reader that polls Current, it does not replace it.
+// Watch sends model's current version, then the new current version each
+// time a message on the model's channel says it changed, until ctx is
+// done; the channel is closed then. A message only prompts a read of
+// Current (on a cluster, messages published through two nodes may arrive
+// late or out of order), and a version is sent once in a row. A version
+// published while the subscription reconnects is missed: Watch hastens a
+// reader that polls Current, it does not replace it.
 func (s *RedisStore) Watch(ctx context.Context, model string) (<-chan string, error) {
 	channel, err := s.modelKey(model, "published")
 	if err != nil {
 		return nil, err
 	}
 	sub := s.r.c.Subscribe(ctx, channel)
-	// Wait for the subscription, so no version published after the read
-	// of Current below is missed.
+	// Wait for the subscription, so that no version published after the
+	// first read of Current is missed.
 	if _, err := sub.Receive(ctx); err != nil {
 		sub.Close()
 		return nil, err
@@ -191,22 +194,20 @@ func (s *RedisStore) Watch(ctx context.Context, model string) (<-chan string, er
 	go func() {
 		defer close(out)
 		defer sub.Close()
-		send := func(v string) bool {
-			select {
-			case out <- v:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		if v, err := s.Current(ctx, model); err == nil && !send(v) {
-			return
-		}
 		msgs := sub.Channel()
+		last := ""
 		for {
+			if v, err := s.Current(ctx, model); err == nil && v != last {
+				select {
+				case out <- v:
+					last = v
+				case <-ctx.Done():
+					return
+				}
+			}
 			select {
-			case m, ok := <-msgs:
-				if !ok || !send(m.Payload) {
+			case _, ok := <-msgs:
+				if !ok {
 					return
 				}
 			case <-ctx.Done():

@@ -14,10 +14,7 @@ import (
 )
 
 // stores are the Store implementations the Store contract runs on.
-var stores = []struct {
-	name string
-	open func(t testing.TB) Store
-}{
+var stores = []impl[Store]{
 	{"dir", func(t testing.TB) Store {
 		d, err := NewDirStore(t.TempDir())
 		if err != nil {
@@ -42,25 +39,12 @@ func parts(version string) map[string][]byte {
 }
 
 func TestStoreContract(t *testing.T) {
-	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range []struct {
-				name string
-				test func(*testing.T, Store)
-			}{
-				{"Lifecycle", testStoreLifecycle},
-				{"ReadersSeeWholeVersions", testStoreReaders},
-				{"BadNames", testStoreBadNames},
-				{"Parts", testStoreParts},
-			} {
-				t.Run(c.name, func(t *testing.T) {
-					t.Parallel()
-					c.test(t, s.open(t))
-				})
-			}
-		})
-	}
+	runContract(t, stores, map[string]func(*testing.T, Store){
+		"Lifecycle":               testStoreLifecycle,
+		"ReadersSeeWholeVersions": testStoreReaders,
+		"BadNames":                testStoreBadNames,
+		"Parts":                   testStoreParts,
+	})
 }
 
 func write(t *testing.T, s Store, model, version string, p map[string][]byte) {
@@ -319,7 +303,8 @@ func TestRedisStoreKeys(t *testing.T) {
 func TestRedisStoreWatch(t *testing.T) {
 	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
 		t.Run(name, func(t *testing.T) {
-			s := NewRedisStore(openRedis(t, url(t)))
+			r := openRedis(t, url(t))
+			s := NewRedisStore(r)
 			ctx, cancel := context.WithCancel(context.Background())
 			write(t, s, "m", "v1", parts("v1"))
 			publish(t, s, "m", "v1")
@@ -343,6 +328,15 @@ func TestRedisStoreWatch(t *testing.T) {
 			publish(t, s, "m", "v2")
 			if v := next(); v != "v2" {
 				t.Fatalf("published %q, want v2", v)
+			}
+			// A late message naming an older version: Watch reads Current.
+			if err := r.Client().Publish(ctx, r.prefix+"kr:model:{m}:published", "v1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			write(t, s, "m", "v3", parts("v3"))
+			publish(t, s, "m", "v3")
+			if v := next(); v != "v3" {
+				t.Fatalf("published %q, want v3", v)
 			}
 			cancel()
 			for range ch { // closed when ctx is done

@@ -60,8 +60,8 @@ var writeScript = redis.NewScript(`
 if redis.call("ZSCORE", KEYS[2], ARGV[1]) then
 	return 0
 end
-if #ARGV > 2 then
-	redis.call("HSET", KEYS[1], unpack(ARGV, 3))
+for i = 3, #ARGV, 2 do -- not HSET of unpack(ARGV): Lua's stack is small
+	redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
 end
 redis.call("ZADD", KEYS[2], ARGV[2], ARGV[1])
 return 1`)

@@ -268,6 +268,20 @@ func TestRedisStoreVersionsByTime(t *testing.T) {
 	}
 }
 
+// TestRedisStoreManyParts: a version of more parts than a Lua stack holds
+// (a DirStore writes them, slowly: a file each).
+func TestRedisStoreManyParts(t *testing.T) {
+	s := NewRedisStore(openRedis(t, redistest.URL(t)))
+	many := map[string][]byte{}
+	for i := range 10000 {
+		many[fmt.Sprint("p", i)] = []byte(fmt.Sprint(i))
+	}
+	write(t, s, "m", "many", many)
+	if got := read(t, s, "m", "many", "p9999"); got != "9999" {
+		t.Errorf("part 9999 of 10000: %q", got)
+	}
+}
+
 // TestRedisStoreKeys pins the keys of the store, one hash tag per model,
 // and rejects model names that would break it.
 func TestRedisStoreKeys(t *testing.T) {

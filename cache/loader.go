@@ -27,13 +27,17 @@ const (
 // first takes a short lock, the others wait for its value (up to the lock's
 // TTL, then compute themselves). A value that fails Decode is deleted,
 // counted and treated as a miss; a backend error is counted, marks the
-// loader degraded and is treated as a miss. A nil *Loader is "off".
+// loader degraded and is treated as a miss; for Backoff after it the
+// loader does not call the backend at all (a Redis that is gone costs a
+// request a failed dial, about 8 ms, not every request), then tries again.
+// A nil *Loader is "off".
 type Loader struct {
 	c       Cache
 	m       *Metrics
 	sf      singleflight.Group
 	LockTTL time.Duration // cross-process compute lock (default 30 s)
 	Poll    time.Duration // how often a waiter looks for the value (default 25 ms)
+	Backoff time.Duration // how long a backend error keeps the backend unused (default 1 s)
 
 	mu      sync.Mutex
 	lastErr error
@@ -42,7 +46,7 @@ type Loader struct {
 
 // NewLoader returns a loader over c. m may be nil (no metrics).
 func NewLoader(c Cache, m *Metrics) *Loader {
-	return &Loader{c: c, m: m, LockTTL: 30 * time.Second, Poll: 25 * time.Millisecond}
+	return &Loader{c: c, m: m, LockTTL: 30 * time.Second, Poll: 25 * time.Millisecond, Backoff: time.Second}
 }
 
 // Cache returns the backend (nil for a nil loader).
@@ -60,6 +64,14 @@ func (l *Loader) Fetch(ctx context.Context, key Key, ttl time.Duration, compute 
 	if l == nil || l.c == nil {
 		v, err := compute(ctx)
 		return v, Off, err
+	}
+	if l.backingOff() {
+		l.m.result(key.Kind, "skipped")
+		v, err := compute(ctx)
+		if err != nil {
+			return Value{}, Miss, err
+		}
+		return roundTrip(v)
 	}
 	ks := key.String()
 	if v, ok := l.get(ctx, key.Kind, ks); ok {
@@ -181,6 +193,24 @@ func (l *Loader) fail(op string, err error) {
 	l.mu.Unlock()
 }
 
+// backingOff says whether a recent backend error keeps the backend unused.
+func (l *Loader) backingOff() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastErr != nil && time.Since(l.errAt) < l.Backoff
+}
+
+// Err returns the backend's last error, nil once it answers again (a get
+// that succeeds, or Health).
+func (l *Loader) Err() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastErr
+}
+
 func (l *Loader) ok() {
 	l.mu.Lock()
 	l.lastErr = nil
@@ -216,7 +246,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer, backend string) *Metrics {
 	m := &Metrics{
 		results: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kernelrank_cache_lookups_total", Help: "Cache lookups by kind of value and result (hit, miss, corrupt, error).",
+			Name: "kernelrank_cache_lookups_total", Help: "Cache lookups by kind of value and result (hit, miss, corrupt, error; skipped: not asked while the backend backs off after an error).",
 		}, []string{"kind", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kernelrank_cache_backend_errors_total", Help: "Cache backend failures by operation.",

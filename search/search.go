@@ -1,0 +1,286 @@
+// Package search is the image search facade: it owns the whole pipeline of
+// a query (the text stage's candidate window, the kernel of the window,
+// VisualRank with its explanation, the cut at k) and reads and writes it
+// through the cache. The server, the evaluation and the job worker call an
+// Engine; nothing else assembles candidates or re-ranks them for a search.
+//
+// Two things are cached, both keyed by the corpus version of the index, so
+// adding, replacing or deleting an image makes every older entry
+// unreachable without a purge:
+//
+//   - the ranking of a request (every parameter that changes the answer,
+//     with the query in normal form): a repeated search skips the text
+//     stage and the re-ranking;
+//   - the kernel of a candidate window when a learner fits it (npk): the
+//     same window re-ranked with another k, prior, affinity or damping skips
+//     the fit. Fixed kernels (text, linear, poly, rbf, intersection) are
+//     computed: they cost about what fetching them does (bench_test.go).
+//
+// Every search counts its query; Precompute stores the rankings of the most
+// frequent ones ahead of the next request.
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/rerank"
+)
+
+// Defaults of a request.
+const (
+	DefaultK      = 20
+	DefaultWindow = 200
+	DefaultVoters = 3
+)
+
+// ErrRequest is wrapped by the errors of a request the engine cannot run
+// (a negative k or window); the server rejects those before.
+var ErrRequest = errors.New("search: bad request")
+
+// IsBadInput reports whether err was caused by the request (its query, its
+// re-ranking options, or a window its learner cannot fit), not by the
+// engine: a client error.
+func IsBadInput(err error) bool {
+	return errors.Is(err, ErrRequest) || errors.Is(err, index.ErrQuery) ||
+		errors.Is(err, rerank.ErrOptions) || errors.Is(err, learners.ErrInput)
+}
+
+// Options configure an Engine. Zero values take the defaults.
+type Options struct {
+	// Window is the candidate window of a request that gives none
+	// (DefaultWindow); it is widened to k when k is larger.
+	Window int
+	// KernelTTL is how long a learned kernel is kept (24 h): it depends only
+	// on the window, which a corpus change replaces anyway.
+	KernelTTL time.Duration
+	// RankingTTL is how long the ranking of a request is kept (1 h).
+	RankingTTL time.Duration
+	// PrecomputedTTL is how long a ranking stored by Precompute is kept
+	// (24 h): until the next precomputation, run daily or more often.
+	PrecomputedTTL time.Duration
+}
+
+func (o *Options) fill() {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.KernelTTL, 24*time.Hour)
+	def(&o.RankingTTL, time.Hour)
+	def(&o.PrecomputedTTL, 24*time.Hour)
+}
+
+// Engine runs searches over an index, through a cache. It is safe for
+// concurrent use.
+type Engine struct {
+	ix  *index.Index
+	ld  *cache.Loader
+	opt Options
+}
+
+// New returns an engine over ix. ld may be nil: nothing is cached (every
+// response says "off") and queries are not counted.
+func New(ix *index.Index, ld *cache.Loader, opt Options) *Engine {
+	opt.fill()
+	return &Engine{ix: ix, ld: ld, opt: opt}
+}
+
+// Request is one search. The caller checks its ranges (the server has the
+// limits); the engine rejects what depends on the corpus and the
+// strategies, with errors for which IsBadInput is true.
+type Request struct {
+	Query  string
+	K      int   // results returned (0: DefaultK)
+	Window int   // candidates re-ranked (0: the engine's window, widened to K)
+	Seed   int64 // draws the order of the text stage's tied scores
+	Rerank rerank.Options
+}
+
+// DefaultRequest is the search for q with every default, as the server runs
+// a request that gives only q.
+func DefaultRequest(q string) Request {
+	return Request{Query: q, Rerank: rerank.Options{Voters: DefaultVoters}}
+}
+
+// Response is the answer to a search, as the server sends it.
+type Response struct {
+	Query  string `json:"query"`
+	Total  int    `json:"total"`  // images matching the query
+	Window int    `json:"window"` // candidates re-ranked
+	Rerank Info   `json:"rerank"`
+	// TextMS is the text stage: the tag search and loading the candidates.
+	TextMS  float64 `json:"text_ms"`
+	TotalMS float64 `json:"total_ms"`
+	Results []Hit   `json:"results"`
+}
+
+// Info is how the ranking was computed and where it came from.
+type Info struct {
+	rerank.Info
+	// Cache is the ranking cache's status: hit (the text stage, the kernel
+	// and VisualRank did not run: their timings are zero), miss, or off.
+	Cache cache.Status `json:"cache"`
+	// KernelCache is the kernel cache's status when a kernel was used: hit
+	// or miss for a learned kernel, off for a fixed kernel or without a
+	// cache. It is empty when no kernel was used (raw, fewer than three
+	// candidates to rank, a ranking hit).
+	KernelCache cache.Status `json:"kernel_cache,omitempty"`
+}
+
+// Hit is one result.
+type Hit struct {
+	Rank      int      `json:"rank"`
+	ID        string   `json:"id"`
+	Title     string   `json:"title,omitempty"`
+	Tags      []string `json:"tags"`
+	Thumbnail string   `json:"thumbnail,omitempty"` // the API path of its thumbnail
+	rerank.Result
+}
+
+// Search runs req: from the ranking cache when it holds the answer,
+// otherwise through the text stage, the kernel (from the kernel cache for a
+// learned one) and VisualRank, storing the ranking. It counts the query.
+func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
+	start := time.Now()
+	p, err := e.plan(req)
+	if err != nil {
+		return nil, err
+	}
+	if c := e.ld.Cache(); c != nil {
+		// A count lost to a failing backend only makes the query look less
+		// frequent than it is.
+		_ = c.Incr(ctx, QuerySet, p.query)
+	}
+	v, st, err := e.fetchRanking(ctx, p, e.opt.RankingTTL)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{}
+	if err := json.Unmarshal(v.Bytes, resp); err != nil {
+		return nil, fmt.Errorf("search: stored ranking: %w", err)
+	}
+	resp.Query = req.Query
+	resp.Rerank.Cache = st
+	if st == cache.Hit {
+		resp.TextMS, resp.Rerank.KernelTime, resp.Rerank.RankTime = 0, 0, 0
+		resp.Rerank.KernelCache = ""
+	}
+	resp.TotalMS = ms(time.Since(start))
+	return resp, nil
+}
+
+// plan is a request in normal form: defaults filled in, the query in
+// normal form, the options validated, the corpus version read (before the
+// text stage, so that what is computed is never stored under a newer
+// version than it saw).
+type plan struct {
+	query     string
+	k, window int
+	seed      int64
+	rr        *rerank.Plan
+	version   string
+}
+
+func (e *Engine) plan(req Request) (*plan, error) {
+	if req.K < 0 || req.Window < 0 {
+		return nil, fmt.Errorf("%w: k %d and window %d must not be negative", ErrRequest, req.K, req.Window)
+	}
+	q, err := e.ix.NormalizeQuery(req.Query)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := rerank.NewPlan(req.Rerank)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{query: q, k: req.K, window: req.Window, seed: req.Seed, rr: rr, version: e.ix.Version()}
+	if p.k == 0 {
+		p.k = DefaultK
+	}
+	if p.window == 0 {
+		p.window = max(e.opt.Window, p.k)
+	}
+	return p, nil
+}
+
+// compute runs the pipeline of p.
+func (e *Engine) compute(ctx context.Context, p *plan) (*Response, error) {
+	start := time.Now()
+	w, err := e.Candidates(ctx, p.query, p.window, p.seed)
+	if err != nil {
+		return nil, err
+	}
+	textTime := time.Since(start)
+	var kst cache.Status
+	results, info, err := p.rr.Rerank(ctx, w.Candidates, e.kernel(p, &kst))
+	if err != nil {
+		return nil, err
+	}
+	// Keyed by the hit's id: a doc deleted since the search has a zero Doc.
+	docs := make(map[string]*index.Doc, len(w.Docs))
+	for i, c := range w.Candidates {
+		docs[c.ID] = &w.Docs[i]
+	}
+	resp := &Response{Total: w.Total, Window: len(w.Candidates), Rerank: Info{Info: info, KernelCache: kst},
+		TextMS: ms(textTime), Results: make([]Hit, 0, min(p.k, len(results)))}
+	for i, r := range results[:min(p.k, len(results))] {
+		d := docs[r.ID]
+		h := Hit{Rank: i + 1, ID: r.ID, Title: d.Title, Tags: d.Tags, Result: r}
+		if d.Image != "" {
+			h.Thumbnail = "/v1/images/" + url.PathEscape(r.ID) + "/thumbnail"
+		}
+		resp.Results = append(resp.Results, h)
+	}
+	return resp, nil
+}
+
+// Window is the text stage's answer to a query.
+type Window struct {
+	// Candidates are the top matches in text order, ready to re-rank.
+	Candidates []rerank.Candidate
+	// Docs are their stored fields (without features), in the same order.
+	Docs  []index.Doc
+	Total int // images matching the query
+}
+
+// Candidates runs the text stage: the top window matches of q by tag
+// search (seed draws the order of tied scores), with what the re-ranker
+// needs of each: its text score, tf-idf tag vector and visual features.
+func (e *Engine) Candidates(ctx context.Context, q string, window int, seed int64) (*Window, error) {
+	hits, total, err := e.ix.Search(ctx, q, window, seed)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	docs, err := e.ix.GetMany(ids)
+	if err != nil {
+		return nil, err
+	}
+	feats, err := e.ix.Features(ids)
+	if err != nil {
+		return nil, err
+	}
+	n := int(e.ix.Count())
+	w := &Window{Candidates: make([]rerank.Candidate, len(hits)), Docs: docs, Total: total}
+	for i, h := range hits {
+		w.Candidates[i] = rerank.NewCandidate(h.ID, h.Score, docs[i].Tags, feats[i], n, e.ix.DocFreq)
+	}
+	return w, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -24,17 +24,19 @@ func benchEngine(b *testing.B, cached bool) (*Engine, cache.Cache) {
 	return New(ix, cache.NewLoader(mem, nil), Options{}), mem
 }
 
+// mustSearch runs req as the server does, to the JSON of the response.
 func mustSearch(b *testing.B, e *Engine, req Request, want cache.Status) {
-	r, err := e.Search(context.Background(), req)
+	_, t, err := e.SearchJSON(context.Background(), req)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if r.Rerank.Cache != want {
-		b.Fatalf("ranking cache %s, want %s", r.Rerank.Cache, want)
+	if t.Cache != want {
+		b.Fatalf("ranking cache %s, want %s", t.Cache, want)
 	}
 }
 
-// BenchmarkSearch200 is a whole search of a 200-image Corel5k window with
+// BenchmarkSearch200 is a whole search (to the response's JSON, as the
+// server runs it) of a 200-image Corel5k window with
 // the default re-ranker (poly) and full-rank npk: from the ranking cache
 // (ranking-hit), from the kernel cache only (kernel-hit: the ranking is
 // deleted before each search; poly's kernel is never cached, so it is the

@@ -36,16 +36,11 @@ func (p *plan) rankingKey() cache.Key {
 	}
 }
 
-// fetchRanking returns the ranking of p (the JSON of its Response) from the
-// cache, or computes and stores it for ttl. The same bytes are decoded on
-// a hit, a miss and with the cache off, so all three answer alike.
-func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration) (cache.Value, cache.Status, error) {
+// fetchRanking returns the ranking of p (the JSON of a ranking) from the
+// cache, or computes it, recording its stages in t, and stores it for ttl.
+func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t *Trace) (cache.Value, cache.Status, error) {
 	return e.ld.Fetch(ctx, p.rankingKey(), ttl, func(ctx context.Context) (cache.Value, error) {
-		resp, err := e.compute(ctx, p)
-		if err != nil {
-			return cache.Value{}, err
-		}
-		b, err := json.Marshal(resp)
+		b, err := e.compute(ctx, p, t)
 		return cache.Value{Kind: cache.Bytes, Shape: []int{len(b)}, Bytes: b}, err
 	})
 }

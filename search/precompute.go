@@ -89,7 +89,7 @@ func (e *Engine) precompute(ctx context.Context, q, strategy string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	v, st, err := e.fetchRanking(ctx, p, e.opt.PrecomputedTTL)
+	v, st, err := e.fetchRanking(ctx, p, e.opt.PrecomputedTTL, &Trace{})
 	if err != nil || st != cache.Hit {
 		return false, err
 	}

@@ -21,11 +21,13 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -116,27 +118,28 @@ func DefaultRequest(q string) Request {
 
 // Response is the answer to a search, as the server sends it.
 type Response struct {
-	Query  string `json:"query"`
-	Total  int    `json:"total"`  // images matching the query
-	Window int    `json:"window"` // candidates re-ranked
-	Rerank Info   `json:"rerank"`
+	Query   string  `json:"query"`
+	TotalMS float64 `json:"total_ms"`
 	// TextMS is the text stage: the tag search and loading the candidates.
 	TextMS  float64 `json:"text_ms"`
-	TotalMS float64 `json:"total_ms"`
+	Rerank  Info    `json:"rerank"`
+	Total   int     `json:"total"`  // images matching the query
+	Window  int     `json:"window"` // candidates re-ranked
 	Results []Hit   `json:"results"`
 }
 
 // Info is how the ranking was computed and where it came from.
 type Info struct {
-	rerank.Info
 	// Cache is the ranking cache's status: hit (the text stage, the kernel
-	// and VisualRank did not run: their timings are zero), miss, or off.
+	// and VisualRank did not run: no timings), miss, or off.
 	Cache cache.Status `json:"cache"`
-	// KernelCache is the kernel cache's status when a kernel was used: hit
-	// or miss for a learned kernel, off for a fixed kernel or without a
-	// cache. It is empty when no kernel was used (raw, fewer than three
-	// candidates to rank, a ranking hit).
+	// KernelCache is the kernel cache's status when this request used a
+	// kernel: hit or miss for a learned kernel, off for a fixed kernel or
+	// without a cache. It is empty when it used none (raw, fewer than three
+	// candidates to rank, a ranking hit, or a ranking another request was
+	// computing).
 	KernelCache cache.Status `json:"kernel_cache,omitempty"`
+	rerank.Info
 }
 
 // Hit is one result.
@@ -149,36 +152,55 @@ type Hit struct {
 	rerank.Result
 }
 
-// Search runs req: from the ranking cache when it holds the answer,
-// otherwise through the text stage, the kernel (from the kernel cache for a
-// learned one) and VisualRank, storing the ranking. It counts the query.
+// Trace is what one search did: what differs between two identical
+// requests.
+type Trace struct {
+	Strategy                string
+	Cache, KernelCache      cache.Status // as in Info
+	Text, Kernel, Rank, All time.Duration
+}
+
+// Search runs req (see SearchJSON) and returns the response decoded.
 func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
+	b, _, err := e.SearchJSON(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{}
+	if err := json.Unmarshal(b, resp); err != nil {
+		return nil, fmt.Errorf("search: response: %w", err)
+	}
+	return resp, nil
+}
+
+// SearchJSON runs req and returns the JSON of its Response: from the
+// ranking cache when it holds the answer, otherwise through the text stage,
+// the kernel (from the kernel cache for a learned one) and VisualRank,
+// storing the ranking. It counts the query.
+//
+// The cache holds the ranking as the JSON the response carries, and a hit
+// serves those bytes as they are, with this request's own fields (the
+// query as given, the timings, the cache statuses) written in front: a hit
+// costs no decoding or encoding of the results.
+func (e *Engine) SearchJSON(ctx context.Context, req Request) ([]byte, Trace, error) {
 	start := time.Now()
 	p, err := e.plan(req)
 	if err != nil {
-		return nil, err
+		return nil, Trace{}, err
 	}
 	if c := e.ld.Cache(); c != nil {
 		// A count lost to a failing backend only makes the query look less
 		// frequent than it is.
 		_ = c.Incr(ctx, QuerySet, p.query)
 	}
-	v, st, err := e.fetchRanking(ctx, p, e.opt.RankingTTL)
+	t := Trace{Strategy: p.rr.Options().Strategy}
+	v, st, err := e.fetchRanking(ctx, p, e.opt.RankingTTL, &t)
 	if err != nil {
-		return nil, err
+		return nil, Trace{}, err
 	}
-	resp := &Response{}
-	if err := json.Unmarshal(v.Bytes, resp); err != nil {
-		return nil, fmt.Errorf("search: stored ranking: %w", err)
-	}
-	resp.Query = req.Query
-	resp.Rerank.Cache = st
-	if st == cache.Hit {
-		resp.TextMS, resp.Rerank.KernelTime, resp.Rerank.RankTime = 0, 0, 0
-		resp.Rerank.KernelCache = ""
-	}
-	resp.TotalMS = ms(time.Since(start))
-	return resp, nil
+	t.Cache = st
+	t.All = time.Since(start)
+	return response(req.Query, t, v.Bytes)
 }
 
 // plan is a request in normal form: defaults filled in, the query in
@@ -215,35 +237,87 @@ func (e *Engine) plan(req Request) (*plan, error) {
 	return p, nil
 }
 
-// compute runs the pipeline of p.
-func (e *Engine) compute(ctx context.Context, p *plan) (*Response, error) {
+// ranking is the part of a Response that the cache stores: all but the
+// request's own fields (the rerank timings are left zero, so omitted).
+type ranking struct {
+	Rerank  rerank.Info `json:"rerank"`
+	Total   int         `json:"total"`
+	Window  int         `json:"window"`
+	Results []Hit       `json:"results"`
+}
+
+// compute runs the pipeline of p, recording its stages in t, and returns
+// the JSON of its ranking.
+func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) ([]byte, error) {
 	start := time.Now()
 	w, err := e.Candidates(ctx, p.query, p.window, p.seed)
 	if err != nil {
 		return nil, err
 	}
-	textTime := time.Since(start)
-	var kst cache.Status
-	results, info, err := p.rr.Rerank(ctx, w.Candidates, e.kernel(p, &kst))
+	t.Text = time.Since(start)
+	results, info, err := p.rr.Rerank(ctx, w.Candidates, e.kernel(p, &t.KernelCache))
 	if err != nil {
 		return nil, err
 	}
+	t.Kernel, t.Rank = info.KernelTime, info.RankTime
+	info.KernelTime, info.RankTime = 0, 0
 	// Keyed by the hit's id: a doc deleted since the search has a zero Doc.
 	docs := make(map[string]*index.Doc, len(w.Docs))
 	for i, c := range w.Candidates {
 		docs[c.ID] = &w.Docs[i]
 	}
-	resp := &Response{Total: w.Total, Window: len(w.Candidates), Rerank: Info{Info: info, KernelCache: kst},
-		TextMS: ms(textTime), Results: make([]Hit, 0, min(p.k, len(results)))}
-	for i, r := range results[:min(p.k, len(results))] {
-		d := docs[r.ID]
-		h := Hit{Rank: i + 1, ID: r.ID, Title: d.Title, Tags: d.Tags, Result: r}
+	r := ranking{Rerank: info, Total: w.Total, Window: len(w.Candidates), Results: make([]Hit, 0, min(p.k, len(results)))}
+	for i, res := range results[:min(p.k, len(results))] {
+		d := docs[res.ID]
+		h := Hit{Rank: i + 1, ID: res.ID, Title: d.Title, Tags: d.Tags, Result: res}
 		if d.Image != "" {
-			h.Thumbnail = "/v1/images/" + url.PathEscape(r.ID) + "/thumbnail"
+			h.Thumbnail = "/v1/images/" + url.PathEscape(res.ID) + "/thumbnail"
 		}
-		resp.Results = append(resp.Results, h)
+		r.Results = append(r.Results, h)
 	}
-	return resp, nil
+	return json.Marshal(r)
+}
+
+// rankingHead is how the JSON of a ranking begins: a response splices its
+// own fields in after it, into the rerank object.
+const rankingHead = `{"rerank":{`
+
+// response returns the JSON of the Response to a request for q: the
+// request's own fields, then the stored ranking.
+func response(q string, t Trace, stored []byte) ([]byte, Trace, error) {
+	rest, ok := bytes.CutPrefix(stored, []byte(rankingHead))
+	if !ok {
+		return nil, t, fmt.Errorf("search: stored ranking does not begin with %s", rankingHead)
+	}
+	query, err := json.Marshal(q)
+	if err != nil {
+		return nil, t, err
+	}
+	b := make([]byte, 0, len(stored)+len(query)+160)
+	b = append(b, `{"query":`...)
+	b = append(b, query...)
+	b = append(b, `,"total_ms":`...)
+	b = strconv.AppendFloat(b, ms(t.All), 'f', -1, 64)
+	b = append(b, `,"text_ms":`...)
+	b = strconv.AppendFloat(b, ms(t.Text), 'f', -1, 64)
+	b = append(b, `,"rerank":{"cache":"`...)
+	b = append(b, t.Cache...)
+	b = append(b, '"')
+	if t.KernelCache != "" {
+		b = append(b, `,"kernel_cache":"`...)
+		b = append(b, t.KernelCache...)
+		b = append(b, '"')
+	}
+	if t.Kernel > 0 {
+		b = append(b, `,"kernel_ns":`...)
+		b = strconv.AppendInt(b, int64(t.Kernel), 10)
+	}
+	if t.Rank > 0 {
+		b = append(b, `,"rank_ns":`...)
+		b = strconv.AppendInt(b, int64(t.Rank), 10)
+	}
+	b = append(b, ',')
+	return append(b, rest...), t, nil
 }
 
 // Window is the text stage's answer to a query.

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
@@ -29,17 +28,17 @@ func (s *Server) search(c *gin.Context) {
 	if !ok {
 		return
 	}
-	resp, err := s.images.Search(c.Request.Context(), req)
+	body, t, err := s.images.SearchJSON(c.Request.Context(), req)
 	if err != nil {
 		s.searchError(c, err)
 		return
 	}
-	if resp.Rerank.Cache != cache.Hit { // a hit ran no stage
-		s.metrics.stage.WithLabelValues("text", "").Observe(resp.TextMS / 1000)
-		s.metrics.stage.WithLabelValues("kernel", resp.Rerank.Strategy).Observe(resp.Rerank.KernelTime.Seconds())
-		s.metrics.stage.WithLabelValues("visualrank", resp.Rerank.Strategy).Observe(resp.Rerank.RankTime.Seconds())
+	if t.Text > 0 { // the stages ran in this request
+		s.metrics.stage.WithLabelValues("text", "").Observe(t.Text.Seconds())
+		s.metrics.stage.WithLabelValues("kernel", t.Strategy).Observe(t.Kernel.Seconds())
+		s.metrics.stage.WithLabelValues("visualrank", t.Strategy).Observe(t.Rank.Seconds())
 	}
-	c.JSON(http.StatusOK, resp)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
 // searchRequest parses and checks the parameters of a search; on bad input

@@ -19,6 +19,8 @@ import (
 //
 //	m/version  formatVersion
 //	m/dim      uint32 LE: the feature dimension, absent until a doc has features
+//	m/corpus   the corpus version (version.go): 16 bytes, written with every
+//	           batch; an index without it gets it on Open
 //
 // Per-doc values must not go there: scorch keeps the internal store in
 // memory, copies it on every batch and rewrites all of it on every persist,
@@ -27,6 +29,7 @@ import (
 const (
 	keyVersion = "m/version"
 	keyDim     = "m/dim"
+	keyCorpus  = "m/corpus"
 )
 
 var errCorrupt = errors.New("index: corrupt stored value")

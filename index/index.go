@@ -64,9 +64,10 @@ type Index struct {
 	// meanwhile.
 	wmu sync.Mutex
 
-	mu  sync.RWMutex
-	df  map[string]int // tag key (see tagKey) -> number of docs with the tag
-	dim int            // feature dimension, 0 until a doc has features
+	mu      sync.RWMutex
+	df      map[string]int // tag key (see tagKey) -> number of docs with the tag
+	dim     int            // feature dimension, 0 until a doc has features
+	version corpusHash     // see Version
 
 	// life guards the direct use of bleve's reader against Close.
 	life   sync.RWMutex
@@ -143,7 +144,47 @@ func load(bi bleve.Index) (*Index, error) {
 	if err := ix.countTags(r); err != nil {
 		return nil, err
 	}
+	b, _ := r.GetInternal([]byte(keyCorpus))
+	if len(b) == len(ix.version) {
+		copy(ix.version[:], b)
+		return ix, nil
+	}
+	// An index written before the corpus version existed: hash every doc
+	// once and keep the result.
+	if ix.version, err = hashAll(r); err != nil {
+		return nil, err
+	}
+	if err := bi.SetInternal([]byte(keyCorpus), ix.version[:]); err != nil {
+		return nil, err
+	}
 	return ix, nil
+}
+
+// hashAll returns the corpus hash of every doc in r.
+func hashAll(r bindex.IndexReader) (corpusHash, error) {
+	var h corpusHash
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return h, err
+	}
+	defer all.Close()
+	for {
+		iid, err := all.Next()
+		if err != nil || iid == nil {
+			return h, err
+		}
+		id, err := r.ExternalID(iid)
+		if err != nil {
+			return h, err
+		}
+		fields, features, err := stored(r, id)
+		if err != nil {
+			return h, fmt.Errorf("doc %q: %w", id, err)
+		}
+		if fields != nil {
+			h.flip(id, fields, features)
+		}
+	}
 }
 
 // countTags fills the tag frequency table from the tagkeys field: each of its
@@ -351,17 +392,22 @@ func (ix *Index) Add(docs []Doc) error {
 	b := ix.bi.NewBatch()
 	m := ix.bi.Mapping()
 	delta := map[string]int{}
-	err := ix.forOld(docs, last, delta, func(i int) error {
+	var ver corpusHash
+	err := ix.forOld(docs, last, delta, &ver, func(i int) error {
 		d := &docs[i]
 		keys := ix.addTags(delta, d.Tags, 1)
 		bd := document.NewDocument(d.ID)
 		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title}); err != nil {
 			return fmt.Errorf("index: doc %q: %w", d.ID, err)
 		}
-		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, encodeFields(d), bindex.StoreField, nil))
+		fields := encodeFields(d)
+		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, fields, bindex.StoreField, nil))
+		var features []byte
 		if len(d.Features) > 0 {
-			bd.AddField(document.NewTextFieldCustom(fieldFeatures, nil, encodeFeatures(d.Features), bindex.StoreField, nil))
+			features = encodeFeatures(d.Features)
+			bd.AddField(document.NewTextFieldCustom(fieldFeatures, nil, features, bindex.StoreField, nil))
 		}
+		ver.flip(d.ID, fields, features)
 		return b.IndexAdvanced(bd)
 	})
 	if err != nil {
@@ -370,7 +416,7 @@ func (ix *Index) Add(docs []Doc) error {
 	if v.dim != ix.Dim() {
 		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(v.dim)))
 	}
-	return ix.commit(b, delta, v.dim)
+	return ix.commit(b, delta, v.dim, ver)
 }
 
 // Delete removes the docs ids; unknown ids are ignored.
@@ -386,19 +432,21 @@ func (ix *Index) Delete(ids []string) error {
 	}
 	b := ix.bi.NewBatch()
 	delta := map[string]int{}
-	err := ix.forOld(docs, last, delta, func(i int) error {
+	var ver corpusHash
+	err := ix.forOld(docs, last, delta, &ver, func(i int) error {
 		b.Delete(ids[i])
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return ix.commit(b, delta, ix.Dim())
+	return ix.commit(b, delta, ix.Dim(), ver)
 }
 
 // forOld calls write for the last occurrence of each id in docs, after
-// subtracting the tags of the stored doc it replaces (if any) from delta.
-func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, write func(i int) error) error {
+// subtracting the tags of the stored doc it replaces (if any) from delta and
+// its hash from ver.
+func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, ver *corpusHash, write func(i int) error) error {
 	r, release, err := ix.reader()
 	if err != nil {
 		return err
@@ -408,11 +456,12 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, w
 		if last[docs[i].ID] != i {
 			continue
 		}
-		fields, _, err := stored(r, docs[i].ID)
+		fields, features, err := stored(r, docs[i].ID)
 		if fields != nil {
 			var old Doc
 			if err = decodeFields(fields, &old); err == nil {
 				ix.addTags(delta, old.Tags, -1)
+				ver.flip(docs[i].ID, fields, features)
 			}
 		}
 		if err != nil {
@@ -425,12 +474,16 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, w
 	return nil
 }
 
-// commit writes b and, once it is in, applies the frequency delta and the
-// feature dimension.
-func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int) error {
+// commit writes b with the corpus version changed by ver and, once it is
+// in, applies the frequency delta, the feature dimension and the version.
+func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpusHash) error {
 	if b.Size() == 0 {
 		return nil
 	}
+	ix.mu.RLock()
+	ver.xor(ix.version)
+	ix.mu.RUnlock()
+	b.SetInternal([]byte(keyCorpus), ver[:])
 	if err := ix.bi.Batch(b); err != nil {
 		return fmt.Errorf("index: write batch: %w", err)
 	}
@@ -442,5 +495,6 @@ func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int) error {
 		}
 	}
 	ix.dim = dim
+	ix.version = ver
 	return nil
 }

@@ -66,8 +66,20 @@ func (ix *Index) Search(ctx context.Context, text string, n int, seed int64) ([]
 	return top.hits(), int(res.Total), nil
 }
 
-// query turns user text into a disjunction of term queries on the tags field.
-func (ix *Index) query(text string) (query.Query, error) {
+// NormalizeQuery returns the canonical form of a query: its distinct index
+// terms, sorted, joined by one space. Two texts with the same canonical form
+// get the same results from Search, and the form searches as itself, so it
+// serves as a cache key and as a query to replay.
+func (ix *Index) NormalizeQuery(text string) (string, error) {
+	ts, err := ix.queryTerms(text)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(ts, " "), nil
+}
+
+// queryTerms returns the distinct index terms of text, sorted.
+func (ix *Index) queryTerms(text string) ([]string, error) {
 	if utf8.RuneCountInString(text) > MaxQueryLen {
 		return nil, ErrQueryTooLong
 	}
@@ -80,7 +92,15 @@ func (ix *Index) query(text string) (query.Query, error) {
 	}
 	// A repeated word must not count twice.
 	slices.Sort(ts)
-	ts = slices.Compact(ts)
+	return slices.Compact(ts), nil
+}
+
+// query turns user text into a disjunction of term queries on the tags field.
+func (ix *Index) query(text string) (query.Query, error) {
+	ts, err := ix.queryTerms(text)
+	if err != nil {
+		return nil, err
+	}
 	qs := make([]query.Query, len(ts))
 	for i, t := range ts {
 		tq := bleve.NewTermQuery(t)

@@ -254,3 +254,31 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 		t.Errorf("DocFreq(sky) %d Count %d, want 21 21", ix.DocFreq("sky"), ix.Count())
 	}
 }
+
+func TestNormalizeQuery(t *testing.T) {
+	ix := openTemp(t)
+	mustAdd(t, ix, tagged("a", "blue sky", "sea"), tagged("b", "sky"), tagged("c", "Sea"))
+	for text, want := range map[string]string{
+		"sky":             "sky",
+		"  Sea SKY sea  ": "sea sky",
+		"sky, sea!":       "sea sky",
+		"ｓｋｙ":             "sky", // full-width, NFKC
+	} {
+		got, err := ix.NormalizeQuery(text)
+		if err != nil || got != want {
+			t.Errorf("NormalizeQuery(%q) = %q, %v; want %q", text, got, err, want)
+			continue
+		}
+		// The canonical form searches as the text does.
+		h1, _, err1 := ix.Search(t.Context(), text, 10, 0)
+		h2, _, err2 := ix.Search(t.Context(), got, 10, 0)
+		if err1 != nil || err2 != nil || !slices.Equal(ids(h1), ids(h2)) {
+			t.Errorf("%q searches %v, its form %q searches %v (%v, %v)", text, ids(h1), got, ids(h2), err1, err2)
+		}
+	}
+	for _, text := range []string{"", " ", "?!", strings.Repeat("x", MaxQueryLen+1)} {
+		if _, err := ix.NormalizeQuery(text); !errors.Is(err, ErrQuery) {
+			t.Errorf("NormalizeQuery(%.20q) = %v, want an ErrQuery", text, err)
+		}
+	}
+}

@@ -13,7 +13,10 @@ import (
 
 // source computes the candidates' similarity matrix for one strategy.
 type source struct {
-	visual  bool // needs visual features
+	visual  bool   // needs visual features
+	learner string // the learner fitting the kernel; "" for a fixed kernel
+	params  string // the parameters in canonical form (see Plan.Params)
+	// compute is nil for raw, which does not re-rank.
 	compute func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error)
 }
 
@@ -67,28 +70,28 @@ var parametric = map[string]struct {
 	}},
 }
 
-// kernelFor resolves a strategy name and its parameters; nil means no re-ranking (raw).
+// kernelFor resolves a strategy name and its parameters.
 func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	switch strategy {
-	case "raw":
-		if err := noParams(strategy, params); err != nil {
+	case "raw", "text":
+		v, err := parseParams(learners.Spec{Name: strategy}, params)
+		if err != nil {
 			return nil, err
 		}
-		return nil, nil
-	case "text":
-		if err := noParams(strategy, params); err != nil {
-			return nil, err
+		src := &source{params: canonical(v)}
+		if strategy == "text" {
+			src.compute = func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+				return TextKernel(cands), nil, nil
+			}
 		}
-		return &source{compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
-			return TextKernel(cands), nil, nil
-		}}, nil
+		return src, nil
 	}
 	if p, ok := parametric[strategy]; ok {
-		v, err := learners.ParseParams(learners.Spec{Name: strategy, Params: p.params}, params)
+		v, err := parseParams(learners.Spec{Name: strategy, Params: p.params}, params)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+			return nil, err
 		}
-		return &source{visual: true, compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+		return &source{visual: true, params: canonical(v), compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
 			x, err := Visual(cands)
 			if err != nil {
 				return nil, nil, err
@@ -108,7 +111,11 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
 		return nil, optErr("learner %s outputs %s, not a kernel", name, spec.Kind)
 	}
-	return &source{visual: true, compute: func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+	v, err := parseParams(spec, params) // valid: New accepted them
+	if err != nil {
+		return nil, err
+	}
+	return &source{visual: true, learner: name, params: canonical(v), compute: func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
 		x, err := Visual(cands)
 		if err != nil {
 			return nil, nil, err
@@ -132,12 +139,19 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	}}, nil
 }
 
-func noParams(strategy string, params json.RawMessage) error {
-	_, err := learners.ParseParams(learners.Spec{Name: strategy}, params)
+func parseParams(spec learners.Spec, params json.RawMessage) (learners.Values, error) {
+	v, err := learners.ParseParams(spec, params)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	return nil
+	return v, nil
+}
+
+// canonical is the JSON of validated values: every parameter, defaults
+// included, keys sorted, so equivalent parameters give one string.
+func canonical(v learners.Values) string {
+	b, _ := json.Marshal(v) // cannot fail: finite numbers, strings and booleans
+	return string(b)
 }
 
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.

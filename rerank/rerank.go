@@ -88,11 +88,11 @@ type Info struct {
 	Affinity   string          `json:"affinity"`
 	Iterations int             `json:"visualrank_iterations"`
 	Learner    *learners.Stats `json:"learner,omitempty"`
-	KernelTime time.Duration   `json:"kernel_ns"`
+	KernelTime time.Duration   `json:"kernel_ns,omitempty"`
 	// Warning is set when the learner stopped short of its convergence
 	// criterion and the ranking uses the best kernel it reached.
 	Warning  string        `json:"warning,omitempty"`
-	RankTime time.Duration `json:"rank_ns"`
+	RankTime time.Duration `json:"rank_ns,omitempty"`
 }
 
 // minRerank is the fewest candidates worth re-ranking: with two, VisualRank
@@ -157,15 +157,65 @@ func contains(xs []string, x string) bool {
 // the strategy's kernel. Candidates without visual features are appended
 // after the re-ranked ones, in text order, for the strategies that need them.
 func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info, error) {
-	if err := opt.fill(); err != nil {
+	p, err := NewPlan(opt)
+	if err != nil {
 		return nil, Info{}, err
 	}
-	info := Info{Strategy: opt.Strategy, Prior: opt.Prior, Affinity: opt.Affinity}
-	kernel, err := kernelFor(opt.Strategy, opt.Params)
-	if err != nil {
-		return nil, info, err
+	return p.Rerank(ctx, cands, p.Kernel)
+}
+
+// Plan is a validated re-ranking: the options with their defaults filled in
+// and the kernel resolved. NewPlan checks all that can be checked without
+// candidates, so a caller rejects bad options, and keys a cache by the
+// canonical ones, before doing any work.
+type Plan struct {
+	opt Options
+	src *source
+}
+
+// NewPlan validates opt; its errors wrap ErrOptions.
+func NewPlan(opt Options) (*Plan, error) {
+	if err := opt.fill(); err != nil {
+		return nil, err
 	}
-	if kernel == nil { // raw: the text order as it is
+	src, err := kernelFor(opt.Strategy, opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{opt: opt, src: src}, nil
+}
+
+// Options returns the options with their defaults filled in.
+func (p *Plan) Options() Options { return p.opt }
+
+// Params returns the kernel's parameters in canonical form: a JSON object
+// of every parameter, defaults included, keys sorted. Equivalent
+// Options.Params (reordered, spelled 2.0 for 2, defaults given or left out)
+// give the same string.
+func (p *Plan) Params() string { return p.src.params }
+
+// Learner names the learner that fits the kernel (hsicnpk for npk), or is
+// empty for raw and the fixed kernels (text, linear, poly, ...).
+func (p *Plan) Learner() string { return p.src.learner }
+
+// KernelFunc returns the kernel of the candidates to re-rank, with the
+// learner's statistics when a learner fitted it.
+type KernelFunc func(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error)
+
+// Kernel computes the kernel of ranked: the KernelFunc of Rerank.
+func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
+	return p.src.compute(ctx, ranked)
+}
+
+// Rerank re-ranks cands as the package's Rerank does, taking the kernel from
+// kernel: p.Kernel, or a function that looks the kernel up before computing
+// it (a cache). kernel is called at most once, with the candidates that are
+// ranked (for a visual kernel, those with features), and not at all for raw
+// or for fewer than three of them. Info.KernelTime is the time kernel took.
+func (p *Plan) Rerank(ctx context.Context, cands []Candidate, kernel KernelFunc) ([]Result, Info, error) {
+	opt := p.opt
+	info := Info{Strategy: opt.Strategy, Prior: opt.Prior, Affinity: opt.Affinity}
+	if p.src.compute == nil { // raw: the text order as it is
 		out := make([]Result, len(cands))
 		for i, c := range cands {
 			out[i] = Result{ID: c.ID, TextScore: c.TextScore}
@@ -173,7 +223,7 @@ func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info
 		return out, info, nil
 	}
 	ranked, rest := cands, []Candidate(nil)
-	if kernel.visual {
+	if p.src.visual {
 		ranked, rest = splitByFeatures(cands)
 	}
 	var results []Result
@@ -184,7 +234,7 @@ func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info
 		}
 	} else {
 		start := time.Now()
-		k, stats, err := kernel.compute(ctx, ranked)
+		k, stats, err := kernel(ctx, ranked)
 		if err != nil {
 			return nil, info, err
 		}
@@ -210,7 +260,7 @@ func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info
 // the visual strategies.
 func Kernel(ctx context.Context, cands []Candidate, strategy string, params json.RawMessage) (*mat.SymDense, *learners.Stats, error) {
 	src, err := kernelFor(strategy, params)
-	if err != nil || src == nil {
+	if err != nil || src.compute == nil {
 		return nil, nil, err
 	}
 	return src.compute(ctx, cands)

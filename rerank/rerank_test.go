@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/features"
+	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -221,5 +223,80 @@ func TestUnconvergedLearnerIsServedWithAWarning(t *testing.T) {
 	}
 	if info.Learner == nil || info.Learner.Converged || info.Warning == "" || len(res) != 4 {
 		t.Fatalf("info %+v, %d results: want a warning and the best kernel's ranking", info, len(res))
+	}
+}
+
+func TestPlanCanonicalParams(t *testing.T) {
+	for _, c := range []struct {
+		strategy, params, want, learner string
+	}{
+		{"poly", ``, `{"c":1,"degree":2}`, ""},
+		{"poly", `{"degree": 2.0, "c": 1}`, `{"c":1,"degree":2}`, ""},
+		{"poly", `{"degree":3}`, `{"c":1,"degree":3}`, ""},
+		{"raw", `{}`, `{}`, ""},
+		{"text", `null`, `{}`, ""},
+		{"rbf", `{"scale":0.5}`, `{"scale":0.5}`, ""},
+		{"npk", `{"rank":5}`, "", "hsicnpk"},
+		{"hsicnpk", `{"rank":5}`, "", "hsicnpk"},
+	} {
+		p, err := NewPlan(Options{Strategy: c.strategy, Params: json.RawMessage(c.params)})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.strategy, c.params, err)
+		}
+		if c.want != "" && p.Params() != c.want {
+			t.Errorf("%s %s: canonical params %s, want %s", c.strategy, c.params, p.Params(), c.want)
+		}
+		if p.Learner() != c.learner {
+			t.Errorf("%s: learner %q, want %q", c.strategy, p.Learner(), c.learner)
+		}
+	}
+	// npk's parameters: every one present with its default, whatever order given.
+	a, _ := NewPlan(Options{Strategy: "npk", Params: json.RawMessage(`{"rank":5}`)})
+	b, _ := NewPlan(Options{Strategy: "npk", Params: json.RawMessage(`{"rank":5.0}`)})
+	def, _ := NewPlan(Options{Strategy: "npk"})
+	var m map[string]any
+	if err := json.Unmarshal([]byte(a.Params()), &m); err != nil || m["rank"] != 5.0 || len(m) < 2 {
+		t.Errorf("npk canonical params %s (%v)", a.Params(), err)
+	}
+	if a.Params() != b.Params() || a.Params() == def.Params() {
+		t.Errorf("npk params: %s, %s, default %s", a.Params(), b.Params(), def.Params())
+	}
+	if o := def.Options(); o.Strategy != "npk" || o.Prior != DefaultPrior || o.Affinity != DefaultAffinity || o.Damping != DefaultDamping {
+		t.Errorf("defaults not filled: %+v", o)
+	}
+}
+
+// A Plan ranks by the kernel its KernelFunc supplies: the kernel of another
+// strategy gives that strategy's ranking, and the func sees only the
+// candidates with features.
+func TestPlanRerankUsesTheGivenKernel(t *testing.T) {
+	ctx := context.Background()
+	cands := lookalikes()
+	cands = append(cands, Candidate{ID: "nofeat", TextScore: 5, Tags: tags("cat")})
+	want, _, err := Rerank(ctx, cands, Options{Strategy: "rbf", Voters: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbf, _ := NewPlan(Options{Strategy: "rbf"})
+	lin, _ := NewPlan(Options{Strategy: "linear", Voters: 2})
+	calls := 0
+	got, info, err := lin.Rerank(ctx, cands, func(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
+		calls++
+		if len(ranked) != 4 {
+			t.Errorf("kernel asked for %d candidates, want the 4 with features", len(ranked))
+		}
+		return rbf.Kernel(ctx, ranked)
+	})
+	if err != nil || calls != 1 || info.Strategy != "linear" {
+		t.Fatalf("calls %d, info %+v, err %v", calls, info, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ranked by the rbf kernel: %+v, want %+v", got, want)
+	}
+	boom := errors.New("boom")
+	if _, _, err := lin.Rerank(ctx, cands, func(context.Context, []Candidate) (*mat.SymDense, *learners.Stats, error) {
+		return nil, nil, boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("kernel error: %v", err)
 	}
 }

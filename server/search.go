@@ -12,30 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
+	"github.com/kernelrank/kernelrank/search"
 )
-
-type searchHit struct {
-	Rank      int      `json:"rank"`
-	ID        string   `json:"id"`
-	Title     string   `json:"title,omitempty"`
-	Tags      []string `json:"tags"`
-	Thumbnail string   `json:"thumbnail,omitempty"`
-	rerank.Result
-}
-
-type searchResponse struct {
-	Query   string      `json:"query"`
-	Total   int         `json:"total"`
-	Window  int         `json:"window"`
-	Rerank  rerank.Info `json:"rerank"`
-	TextMS  float64     `json:"text_ms"`
-	TotalMS float64     `json:"total_ms"`
-	Results []searchHit `json:"results"`
-}
 
 var searchParams = map[string]bool{
 	"q": true, "k": true, "window": true, "rerank": true, "learner": true, "params": true,
@@ -43,134 +24,98 @@ var searchParams = map[string]bool{
 }
 
 func (s *Server) search(c *gin.Context) {
-	start := time.Now()
+	req, ok := s.searchRequest(c)
+	if !ok {
+		return
+	}
+	body, t, err := s.images.SearchJSON(c.Request.Context(), req)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	if t.Text > 0 { // the stages ran in this request
+		s.metrics.stage.WithLabelValues("text", "").Observe(t.Text.Seconds())
+		s.metrics.stage.WithLabelValues("kernel", t.Strategy).Observe(t.Kernel.Seconds())
+		s.metrics.stage.WithLabelValues("visualrank", t.Strategy).Observe(t.Rank.Seconds())
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+}
+
+// searchRequest parses and checks the parameters of a search; on bad input
+// it answers 400 and returns false. Absent k and window are left 0 for the
+// engine's defaults.
+func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
+	var req search.Request
 	qs := c.Request.URL.Query()
 	for name := range qs {
 		if !searchParams[name] {
 			badRequest(c, "unknown query parameter "+strconv.Quote(name))
-			return
+			return req, false
 		}
 	}
-	q := strings.TrimSpace(qs.Get("q"))
-	if q == "" {
+	req.Query = strings.TrimSpace(qs.Get("q"))
+	if req.Query == "" {
 		badRequest(c, "q is required: the text query, e.g. /v1/search?q=cat")
-		return
+		return req, false
 	}
-	if utf8.RuneCountInString(q) > s.cfg.MaxQueryLen {
+	if utf8.RuneCountInString(req.Query) > s.cfg.MaxQueryLen {
 		badRequest(c, "q is longer than "+strconv.Itoa(s.cfg.MaxQueryLen)+" characters")
-		return
+		return req, false
 	}
-	k, ok := intParam(c, qs, "k", 20, 1, s.cfg.MaxK)
-	if !ok {
-		return
+	var ok bool
+	if req.K, ok = intParam(c, qs, "k", 0, 1, s.cfg.MaxK); !ok {
+		return req, false
 	}
-	window, ok := intParam(c, qs, "window", max(s.cfg.DefaultWindow, k), 1, s.cfg.MaxWindow)
-	if !ok {
-		return
+	if req.Window, ok = intParam(c, qs, "window", 0, 1, s.cfg.MaxWindow); !ok {
+		return req, false
 	}
 	seed, ok := intParam(c, qs, "seed", 0, 0, 1<<31-1)
 	if !ok {
-		return
+		return req, false
 	}
-	voters, ok := intParam(c, qs, "voters", 3, 0, 20)
+	req.Seed = int64(seed)
+	voters, ok := intParam(c, qs, "voters", search.DefaultVoters, 0, 20)
 	if !ok {
-		return
+		return req, false
 	}
-	opt := rerank.Options{
+	req.Rerank = rerank.Options{
 		Strategy: qs.Get("rerank"),
 		Prior:    qs.Get("prior"),
 		Affinity: qs.Get("affinity"),
 		Voters:   voters,
 	}
 	if l := qs.Get("learner"); l != "" {
-		if opt.Strategy != "" && opt.Strategy != l {
+		if req.Rerank.Strategy != "" && req.Rerank.Strategy != l {
 			badRequest(c, "give either rerank or learner, not both")
-			return
+			return req, false
 		}
-		opt.Strategy = l
+		req.Rerank.Strategy = l
 	}
 	if p := qs.Get("params"); p != "" {
 		if !json.Valid([]byte(p)) {
 			badRequest(c, "params must be a JSON object, e.g. params={\"rank\":20}")
-			return
+			return req, false
 		}
-		opt.Params = json.RawMessage(p)
+		req.Rerank.Params = json.RawMessage(p)
 	}
 	if d := qs.Get("damping"); d != "" {
 		v, err := strconv.ParseFloat(d, 64)
 		if err != nil {
 			badRequest(c, "damping must be a number in (0, 1)")
-			return
+			return req, false
 		}
-		opt.Damping = v
+		req.Rerank.Damping = v
 	}
-
-	ctx := c.Request.Context()
-	hits, total, err := s.ix.Search(ctx, q, window, int64(seed))
-	if err != nil {
-		s.searchError(c, err)
-		return
-	}
-	textTime := time.Since(start)
-	s.metrics.stage.WithLabelValues("text", "").Observe(textTime.Seconds())
-	cands, docs, err := s.candidates(hits)
-	if err != nil {
-		s.searchError(c, err)
-		return
-	}
-	results, info, err := rerank.Rerank(ctx, cands, opt)
-	if err != nil {
-		s.searchError(c, err)
-		return
-	}
-	s.metrics.stage.WithLabelValues("kernel", info.Strategy).Observe(info.KernelTime.Seconds())
-	s.metrics.stage.WithLabelValues("visualrank", info.Strategy).Observe(info.RankTime.Seconds())
-	resp := searchResponse{Query: q, Total: total, Window: len(hits), Rerank: info, Results: []searchHit{}}
-	for i, r := range results[:min(k, len(results))] {
-		d := docs[r.ID]
-		h := searchHit{Rank: i + 1, ID: r.ID, Title: d.Title, Tags: d.Tags, Result: r}
-		if d.Image != "" {
-			h.Thumbnail = "/v1/images/" + url.PathEscape(r.ID) + "/thumbnail"
-		}
-		resp.Results = append(resp.Results, h)
-	}
-	resp.TextMS = ms(textTime)
-	resp.TotalMS = ms(time.Since(start))
-	c.JSON(http.StatusOK, resp)
+	return req, true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// candidates loads what the re-ranker needs for each hit.
-func (s *Server) candidates(hits []index.Hit) ([]rerank.Candidate, map[string]index.Doc, error) {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	docs, err := s.ix.GetMany(ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	feats, err := s.ix.Features(ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	n := int(s.ix.Count())
-	byID := make(map[string]index.Doc, len(docs))
-	cands := make([]rerank.Candidate, len(hits))
-	for i, h := range hits {
-		d := docs[i]
-		byID[h.ID] = d
-		cands[i] = rerank.NewCandidate(h.ID, h.Score, d.Tags, feats[i], n, s.ix.DocFreq)
-	}
-	return cands, byID, nil
-}
 
 // searchError maps an error to its status: bad input is the client's, a
 // deadline is 503, anything else is ours.
 func (s *Server) searchError(c *gin.Context, err error) {
 	switch {
-	case errors.Is(err, index.ErrQuery), errors.Is(err, rerank.ErrOptions), errors.Is(err, learners.ErrInput):
+	case search.IsBadInput(err):
 		badRequest(c, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		fail(c, http.StatusServiceUnavailable, "timeout", "the request took longer than "+s.cfg.RequestTimeout.String())

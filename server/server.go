@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -23,7 +24,6 @@ type Config struct {
 	MaxQueryLen    int           // characters (default 1000)
 	MaxK           int           // results per page (default 1000)
 	MaxWindow      int           // candidates re-ranked (default 1000)
-	DefaultWindow  int           // default candidate window (default 200)
 	MaxBodyBytes   int64         // request body limit (default 32 MiB)
 	RequestTimeout time.Duration // per-request deadline (default 30 s)
 	ImageDir       string        // where uploaded images are written (default: beside the index)
@@ -32,6 +32,12 @@ type Config struct {
 	// ModelWait is how long a recommendation request waits for a model
 	// being trained before answering 503 (default 2 s).
 	ModelWait time.Duration
+	// Search runs the searches (with its default window and its cache);
+	// nil: an engine over the index with the defaults and no cache.
+	Search *search.Engine
+	// Registry receives the server's metrics, beside those its caller
+	// registered there (e.g. the cache's); nil: a new registry.
+	Registry *prometheus.Registry
 }
 
 func (c *Config) fill() {
@@ -43,7 +49,6 @@ func (c *Config) fill() {
 	def(&c.MaxQueryLen, 1000)
 	def(&c.MaxK, 1000)
 	def(&c.MaxWindow, 1000)
-	def(&c.DefaultWindow, 200)
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 32 << 20
 	}
@@ -58,6 +63,7 @@ func (c *Config) fill() {
 // Server serves one index.
 type Server struct {
 	ix      *index.Index
+	images  *search.Engine
 	cfg     Config
 	log     *slog.Logger
 	engine  *gin.Engine
@@ -68,8 +74,15 @@ type Server struct {
 func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	cfg.fill()
 	gin.SetMode(gin.ReleaseMode)
-	reg := prometheus.NewRegistry()
-	s := &Server{ix: ix, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	images := cfg.Search
+	if images == nil {
+		images = search.New(ix, nil, search.Options{})
+	}
+	s := &Server{ix: ix, images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
 	e := s.engine
 	e.HandleMethodNotAllowed = true
 	e.Use(s.requestID, s.recover, s.observe, s.limitBody, s.timeout)

@@ -13,11 +13,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	_ "github.com/kernelrank/kernelrank/learners/all"
+	"github.com/kernelrank/kernelrank/search"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const token = "secret-token"
@@ -25,6 +29,26 @@ const token = "secret-token"
 // newTestServer serves a real on-disk index of 30 images in two visual
 // clusters: "cat" images 0-19 (cluster A for 0-13, B for 14-19), "dog" 20-29.
 func newTestServer(t *testing.T) (*Server, *index.Index) {
+	t.Helper()
+	return newServerWith(t, nil, nil)
+}
+
+// newCachedServer is newTestServer with an in-process cache, its metrics
+// registered with the server's.
+func newCachedServer(t *testing.T) (*Server, *index.Index) {
+	t.Helper()
+	mem, err := cache.NewMemory(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	reg := prometheus.NewRegistry()
+	return newServerWith(t, reg, cache.NewLoader(mem, cache.NewMetrics(reg, mem.Backend())))
+}
+
+// newServerWith serves the index of newTestServer with metrics in reg and
+// searches through ld, when they are not nil.
+func newServerWith(t *testing.T, reg *prometheus.Registry, ld *cache.Loader) (*Server, *index.Index) {
 	t.Helper()
 	dir := t.TempDir()
 	ix, err := index.Open(filepath.Join(dir, "index"))
@@ -54,8 +78,11 @@ func newTestServer(t *testing.T) (*Server, *index.Index) {
 	if err := ix.Add(docs); err != nil {
 		t.Fatal(err)
 	}
-	s := New(ix, Config{AdminToken: token, ImageDir: filepath.Join(dir, "uploads"), MaxBodyBytes: 1 << 20},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := Config{AdminToken: token, ImageDir: filepath.Join(dir, "uploads"), MaxBodyBytes: 1 << 20, Registry: reg}
+	if ld != nil {
+		cfg.Search = search.New(ix, ld, search.Options{})
+	}
+	s := New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return s, ix
 }
 
@@ -123,7 +150,14 @@ func TestSearch(t *testing.T) {
 }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
-	s, _ := newTestServer(t)
+	plain, _ := newTestServer(t)
+	cached, _ := newCachedServer(t)
+	for _, s := range []*Server{plain, cached} {
+		testBadInput(t, s)
+	}
+}
+
+func testBadInput(t *testing.T, s *Server) {
 	long := strings.Repeat("a", 2000)
 	cases := map[string]int{
 		"/v1/search":                            400,
@@ -161,6 +195,50 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 	rec, body := do(t, s, "GET", "/v1/search?q=zebra", nil, "")
 	if rec.Code != 200 || len(body["results"].([]any)) != 0 {
 		t.Errorf("no-match query: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestSearchCache(t *testing.T) {
+	s, ix := newCachedServer(t)
+	get := func(target, want string) map[string]any {
+		t.Helper()
+		rec, body := do(t, s, "GET", target, nil, "")
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d: %s", target, rec.Code, rec.Body)
+		}
+		if got := body["rerank"].(map[string]any)["cache"]; got != want {
+			t.Fatalf("%s: rerank.cache %v, want %s", target, got, want)
+		}
+		return body
+	}
+	miss := get("/v1/search?q=cat&k=5", "miss")
+	hit := get("/v1/search?q=Cat&k=5", "hit")
+	if !reflect.DeepEqual(hit["results"], miss["results"]) || hit["query"] != "Cat" || hit["text_ms"] != 0.0 {
+		t.Errorf("hit %v\nmiss %v", hit, miss)
+	}
+	npk := get("/v1/search?q=cat&k=5&rerank=npk", "miss")
+	if kc := npk["rerank"].(map[string]any)["kernel_cache"]; kc != "miss" {
+		t.Errorf("first npk search: kernel_cache %v, want miss", kc)
+	}
+	npk = get("/v1/search?q=cat&k=3&rerank=npk", "miss")
+	if kc := npk["rerank"].(map[string]any)["kernel_cache"]; kc != "hit" {
+		t.Errorf("npk with another k: kernel_cache %v, want hit", kc)
+	}
+	// Adding an image changes the corpus version: the next search misses.
+	if err := ix.Add([]index.Doc{{ID: "new", Tags: []string{"cat"}, Features: make([]float32, 297)}}); err != nil {
+		t.Fatal(err)
+	}
+	if body := get("/v1/search?q=cat&k=5", "miss"); body["total"] != 21.0 {
+		t.Errorf("after adding a cat: total %v, want 21", body["total"])
+	}
+	rec, _ := do(t, s, "GET", "/metrics", nil, "")
+	if !strings.Contains(rec.Body.String(), `kernelrank_cache_lookups_total{kind="ranking",result="hit"} 1`) {
+		t.Errorf("/metrics lacks the cache's ranking hit:\n%s", rec.Body)
+	}
+	plain, _ := newTestServer(t)
+	rec, body := do(t, plain, "GET", "/v1/search?q=cat", nil, "")
+	if rec.Code != 200 || body["rerank"].(map[string]any)["cache"] != "off" {
+		t.Errorf("server without a cache: %d %s", rec.Code, rec.Body)
 	}
 }
 

@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
 	"github.com/kernelrank/kernelrank/social"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 type serveFlags struct {
@@ -25,6 +28,8 @@ type serveFlags struct {
 	maxK, maxWindow, window *int
 	social, learner         *string
 	noSocial                *bool
+	cacheBytes              *int64
+	noCache                 *bool
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -45,6 +50,9 @@ func newServeFlags(stderr io.Writer) serveFlags {
 			"or ego-Facebook / BlogCatalog as published; empty serves the generated demo network"),
 		noSocial: fs.Bool("no-social", false, "serve no recommendations (the /v1/users endpoints answer 404)"),
 		learner:  fs.String("recommend-learner", recommend.DefaultLearner, "kernel-combination learner of the recommenders, trained on start"),
+
+		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels"),
+		noCache:    fs.Bool("no-cache", false, "cache nothing: every search computes (its rerank.cache says \"off\")"),
 	}
 }
 
@@ -76,14 +84,25 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	reg := prometheus.NewRegistry()
+	var ld *cache.Loader
+	if !*f.noCache {
+		mem, err := cache.NewMemory(*f.cacheBytes)
+		if err != nil {
+			return err
+		}
+		defer mem.Close()
+		ld = cache.NewLoader(mem, cache.NewMetrics(reg, mem.Backend()))
+	}
 	srv := server.New(ix, server.Config{
 		Social:         svc,
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
-		DefaultWindow:  *f.window,
 		RequestTimeout: *f.timeout,
 		ImageDir:       filepath.Join(dir, "uploads"),
+		Search:         search.New(ix, ld, search.Options{Window: *f.window}),
+		Registry:       reg,
 	}, log)
 	return srv.Serve(ctx, *f.addr)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
+	"github.com/kernelrank/kernelrank/search"
 )
 
 // ImagesConfig configures the image re-ranking protocol.
@@ -197,6 +198,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	for _, it := range items {
 		truth[it.doc.ID] = it.truth
 	}
+	engine := search.New(ix, nil, search.Options{})
 	configs := grid(cfg.Quick)
 	queries := append(append([]int(nil), val...), test...)
 	// scores[q][config][variant] holds P@N for each cutoff.
@@ -215,7 +217,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 		go func() {
 			defer wg.Done()
 			for qi := range jobs {
-				r, err := evalQuery(ctx, ix, labels[queries[qi]], truth, configs, cfg, int64(qi))
+				r, err := evalQuery(ctx, engine, labels[queries[qi]], truth, configs, cfg, int64(qi))
 				if err != nil {
 					errc <- fmt.Errorf("query %q: %w", labels[queries[qi]], err)
 					return
@@ -318,12 +320,13 @@ type queryResult struct {
 	random, raw []float64
 }
 
-func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[string]map[string]bool, configs []config, cfg ImagesConfig, qi int64) (*queryResult, error) {
-	hits, _, err := ix.Search(ctx, label, cfg.Window, cfg.Seed)
+func evalQuery(ctx context.Context, engine *search.Engine, label string, truth map[string]map[string]bool, configs []config, cfg ImagesConfig, qi int64) (*queryResult, error) {
+	w, err := engine.Candidates(ctx, label, cfg.Window, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
-	if len(hits) == 0 {
+	cands := w.Candidates
+	if len(cands) == 0 {
 		// The text stage found nothing: every method scores 0 on this query.
 		zero := make([]float64, len(Cutoffs))
 		r := &queryResult{random: zero, raw: zero, byConfig: make([][][]float64, len(configs)),
@@ -336,27 +339,12 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 		}
 		return r, nil
 	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	docs, err := ix.GetMany(ids)
-	if err != nil {
-		return nil, err
-	}
-	feats, err := ix.Features(ids)
-	if err != nil {
-		return nil, err
-	}
-	n := int(ix.Count())
-	cands := make([]rerank.Candidate, len(hits))
-	rel := make([]bool, len(hits))
-	for i, h := range hits {
-		if feats[i] == nil {
-			return nil, fmt.Errorf("image %s has no visual features", h.ID)
+	rel := make([]bool, len(cands))
+	for i, c := range cands {
+		if c.Visual == nil {
+			return nil, fmt.Errorf("image %s has no visual features", c.ID)
 		}
-		cands[i] = rerank.NewCandidate(h.ID, h.Score, docs[i].Tags, feats[i], n, ix.DocFreq)
-		rel[i] = truth[h.ID][label]
+		rel[i] = truth[c.ID][label]
 	}
 	at := func(order []int) []float64 {
 		ranked := make([]bool, len(order))
@@ -369,13 +357,13 @@ func evalQuery(ctx context.Context, ix *index.Index, label string, truth map[str
 		}
 		return out
 	}
-	identity := make([]int, len(hits))
+	identity := make([]int, len(cands))
 	for i := range identity {
 		identity[i] = i
 	}
 	r := &queryResult{raw: at(identity)}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(qi)+1))
-	r.random = at(rng.Perm(len(hits)))
+	r.random = at(rng.Perm(len(cands)))
 	r.byConfig = make([][][]float64, len(configs))
 	r.unconverged = make([]bool, len(configs))
 	r.failed = make([]bool, len(configs))

@@ -1,0 +1,46 @@
+package search
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/dataset"
+	_ "github.com/kernelrank/kernelrank/learners/all"
+)
+
+// corelIndex builds a real index of Corel5k in a temporary directory: 5,000
+// images "img00000"... tagged with their keywords, with their 499 visual
+// features. It skips without ../shared/data.
+func corelIndex(tb testing.TB) *index.Index {
+	tb.Helper()
+	dir, ok := dataset.DataDir()
+	if !ok {
+		tb.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the Corel5k search tests")
+	}
+	ml, err := dataset.LoadCorel5k(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	docs := make([]index.Doc, len(ml.X))
+	for i := range ml.X {
+		d := index.Doc{ID: fmt.Sprintf("img%05d", i), Features: make([]float32, len(ml.X[i]))}
+		for _, l := range ml.Y[i] {
+			d.Tags = append(d.Tags, ml.LabelNames[l])
+		}
+		for j, x := range ml.X[i] {
+			d.Features[j] = float32(x)
+		}
+		docs[i] = d
+	}
+	ix, err := index.Open(filepath.Join(tb.TempDir(), "index"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ix.Close() })
+	if err := ix.Add(docs); err != nil {
+		tb.Fatal(err)
+	}
+	return ix
+}

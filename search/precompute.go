@@ -1,0 +1,102 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/rerank"
+)
+
+// QuerySet is the counter set of the searched queries, in normal form.
+const QuerySet = "search:queries"
+
+// ErrNoCache is returned by TopQueries and Precompute of an engine without a
+// cache: it neither counts queries nor keeps rankings.
+var ErrNoCache = errors.New("search: no cache configured")
+
+// PrecomputeStrategies are the re-rankers whose rankings Precompute stores:
+// the default one and npk, the learned kernel a request is slowest to fit.
+var PrecomputeStrategies = []string{rerank.DefaultStrategy, "npk"}
+
+// TopQueries returns the n most searched queries, most frequent first.
+func (e *Engine) TopQueries(ctx context.Context, n int) ([]cache.Count, error) {
+	c := e.ld.Cache()
+	if c == nil {
+		return nil, ErrNoCache
+	}
+	return c.Top(ctx, QuerySet, n)
+}
+
+// PrecomputeReport says what Precompute did.
+type PrecomputeReport struct {
+	Queries int `json:"queries"` // frequent queries precomputed
+	// Rankings are those stored, one per query and strategy of
+	// PrecomputeStrategies; Cached of them were in the cache already (their
+	// TTL is extended) and Failed were rejected (e.g. a window the learner
+	// cannot fit), as the same search would be.
+	Rankings int           `json:"rankings"`
+	Cached   int           `json:"cached"`
+	Failed   int           `json:"failed"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Precompute stores the rankings of the n most frequent queries, for each
+// of PrecomputeStrategies with the default request (DefaultRequest), for
+// PrecomputedTTL, so that the next such searches hit. It checks ctx between
+// rankings and reports progress (stage "rankings", the fraction of queries
+// done) after each query; progress may be nil.
+func (e *Engine) Precompute(ctx context.Context, n int, progress func(stage string, fraction float64)) (rep PrecomputeReport, err error) {
+	start := time.Now()
+	defer func() { rep.Duration = time.Since(start) }()
+	top, err := e.TopQueries(ctx, n)
+	if err != nil {
+		return rep, err
+	}
+	for i, q := range top {
+		for _, s := range PrecomputeStrategies {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			cached, err := e.precompute(ctx, q.Member, s)
+			switch {
+			case err == nil:
+				rep.Rankings++
+				if cached {
+					rep.Cached++
+				}
+			case IsBadInput(err):
+				rep.Failed++
+			default:
+				return rep, err
+			}
+		}
+		rep.Queries++
+		if progress != nil {
+			progress("rankings", float64(i+1)/float64(len(top)))
+		}
+	}
+	return rep, nil
+}
+
+// precompute stores the ranking of the default request for q re-ranked by
+// strategy, and reports whether it was cached already.
+func (e *Engine) precompute(ctx context.Context, q, strategy string) (bool, error) {
+	req := DefaultRequest(q)
+	req.Rerank.Strategy = strategy
+	p, err := e.plan(req)
+	if err != nil {
+		return false, err
+	}
+	v, st, err := e.fetchRanking(ctx, p, e.opt.PrecomputedTTL, &Trace{})
+	if err != nil || st != cache.Hit {
+		return false, err
+	}
+	// Stored by a search, with the shorter TTL: keep it as long as a
+	// precomputed one. Failing that, it only expires sooner.
+	if b, err := cache.Encode(v); err == nil {
+		_ = e.ld.Cache().Set(ctx, p.rankingKey().String(), b, e.opt.PrecomputedTTL)
+	}
+	return true, nil
+}

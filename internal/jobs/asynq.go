@@ -121,6 +121,13 @@ func (a *Asynq) Get(ctx context.Context, id string) (Job, error) {
 	case err != nil:
 		return Job{}, err
 	}
+	if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+		// A worker writes the record before it tells asynq: the record
+		// read above may predate the end.
+		if again, err := a.rec.load(ctx, id); err != nil || again.Status.Final() {
+			return again, err
+		}
+	}
 	// The record is not final: asynq's state is the truth, e.g. after a
 	// worker died (the record still says running) or a panic.
 	switch info.State {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -32,6 +33,7 @@ type Config struct {
 	// ModelWait is how long a recommendation request waits for a model
 	// being trained before answering 503 (default 2 s).
 	ModelWait time.Duration
+	Jobs      jobs.Queue // runs retraining jobs (/v1/jobs); nil answers them 404
 }
 
 func (c *Config) fill() {
@@ -94,6 +96,11 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	admin := v1.Group("", s.requireAdmin)
 	admin.POST("/images", s.addImages)
 	admin.DELETE("/images/:id", s.deleteImage)
+	jobsAPI := admin.Group("/jobs", s.haveJobs)
+	jobsAPI.POST("", s.createJob)
+	jobsAPI.GET("", s.listJobs)
+	jobsAPI.GET("/:id", s.getJob)
+	jobsAPI.DELETE("/:id", s.cancelJob)
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,7 @@ type Config struct {
 	// Registry receives the server's metrics, beside those its caller
 	// registered there (e.g. the cache's); nil: a new registry.
 	Registry *prometheus.Registry
+	Jobs     jobs.Queue // runs retraining jobs (/v1/jobs); nil answers them 404
 }
 
 func (c *Config) fill() {
@@ -107,6 +109,11 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	admin := v1.Group("", s.requireAdmin)
 	admin.POST("/images", s.addImages)
 	admin.DELETE("/images/:id", s.deleteImage)
+	jobsAPI := admin.Group("/jobs", s.haveJobs)
+	jobsAPI.POST("", s.createJob)
+	jobsAPI.GET("", s.listJobs)
+	jobsAPI.GET("/:id", s.getJob)
+	jobsAPI.DELETE("/:id", s.cancelJob)
 	return s
 }
 

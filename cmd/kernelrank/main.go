@@ -2,6 +2,8 @@
 //
 //	kernelrank serve  [--addr HOST:PORT] [--data DIR]   serve the HTTP API (the bundled demo corpus by default)
 //	kernelrank ingest --data DIR CORPUS...              build or update an index from corpora
+//	kernelrank retrain --target social|search|all [--redis URL]   retrain and publish a new version
+//	kernelrank worker --redis URL [--concurrency N]     run the retraining jobs queued in Redis
 //	kernelrank eval images [--data PATH] [--seed N] [--json]
 //	kernelrank eval learners [--suite zhuang] [--table ID]... [--reps N] [--json] [--dataset PATH]...
 //	kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--json]
@@ -31,6 +33,9 @@ const usage = `kernelrank: image search re-ranked by learned kernels.
 Usage:
   kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
   kernelrank ingest --data DIR [--stop-on-error] CORPUS...
+  kernelrank retrain --target social|search|all [--redis URL [--detach]] [--queue NAME]
+                     [--social PATH] [--learner L] [--queries N]
+  kernelrank worker --redis URL [--concurrency N] [--queue NAME] [--social PATH]
   kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]
   kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N]
                            [--reps N] [--workers N] [--json] [--dataset PATH]...
@@ -64,6 +69,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ingest(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return evaluate(ctx, args[1:], stdout, stderr)
+	case "retrain":
+		return retrain(ctx, args[1:], stdout, stderr, newHandler)
+	case "worker":
+		return worker(ctx, args[1:], stderr, newHandler)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
@@ -39,7 +40,7 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		set:       fs,
 		addr:      fs.String("addr", "127.0.0.1:8080", "address to listen on"),
 		data:      fs.String("data", "", "index directory (built with `kernelrank ingest`); empty serves the bundled demo corpus"),
-		token:     fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images); empty disables them"),
+		token:     fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images, /v1/jobs); empty disables them"),
 		timeout:   fs.Duration("request-timeout", 30*time.Second, "per-request deadline"),
 		maxK:      fs.Int("max-k", 1000, "largest k a search may ask for"),
 		maxWindow: fs.Int("max-window", 1000, "largest candidate window a search may ask for"),
@@ -94,7 +95,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		defer mem.Close()
 		ld = cache.NewLoader(mem, cache.NewMetrics(reg, mem.Backend()))
 	}
+	// Jobs run here, one at a time; --redis would share them with workers.
+	jobQueue := jobs.NewLocal(newHandler(jobDeps{social: *f.social, log: log}), 0)
+	defer jobQueue.Close()
 	srv := server.New(ix, server.Config{
+		Jobs:           jobQueue,
 		Social:         svc,
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/jobs"
+)
+
+// jobDeps is what the retraining work of a process reads.
+type jobDeps struct {
+	social string // social data of jobs that name none ("": the demo network)
+	log    *slog.Logger
+}
+
+// newHandler returns the retraining work of every target, publishing
+// under the job's id (see jobs.Handler).
+func newHandler(d jobDeps) jobs.Handler {
+	// TODO(integrator): pass jobs.Dispatch the social work (recommend's
+	// Retrain of spec.Social, or d.social, with spec.Learner) and the
+	// search work (the search facade's Precompute of the spec.Queries most
+	// frequent queries). Until then their jobs fail: "target X is not
+	// available on this server".
+	return jobs.Dispatch(nil, nil)
+}
+
+// openQueue returns the job queue: in-process without a Redis URL,
+// otherwise the queue shared with `kernelrank worker` processes.
+func openQueue(ctx context.Context, redisURL, queue string, h jobs.Handler, log *slog.Logger) (jobs.Queue, error) {
+	if redisURL == "" {
+		return jobs.NewLocal(h, 0), nil
+	}
+	ro, err := cache.ParseRedisURL(redisURL)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.NewAsynq(ctx, ro, jobs.Options{Queue: queue, Log: log})
+}
+
+// follow polls job id, showing its progress, until it ends. When ctx ends
+// first (Ctrl-C) it cancels the job.
+func follow(ctx context.Context, q jobs.Queue, id string, bar *progressBar) (jobs.Job, error) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	defer bar.done()
+	for {
+		if ctx.Err() != nil {
+			return q.Cancel(context.WithoutCancel(ctx), id)
+		}
+		j, err := q.Get(ctx, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return j, err
+		}
+		bar.update(j)
+		if j.Status.Final() {
+			return j, nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+}
+
+// progressBar shows a job's progress on a terminal as one line redrawn in
+// place, and elsewhere (a log, a pipe) as a line per stage or 10 %.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  string // the last plain line's key
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	b := &progressBar{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			b.tty = true
+		}
+	}
+	return b
+}
+
+func (b *progressBar) update(j jobs.Job) {
+	what := string(j.Status)
+	if j.Status == jobs.Running && j.Stage != "" {
+		what = j.Stage
+	} else if j.Status == jobs.Queued && j.Error != "" {
+		what = "queued to retry after: " + j.Error
+	}
+	pct := int(j.Fraction * 100)
+	elapsed := time.Since(b.start).Round(time.Second)
+	if b.tty {
+		const width = 24
+		filled := pct * width / 100
+		fmt.Fprintf(b.w, "\r[%s%s] %3d%% %-48.48s %8s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), pct, what, elapsed)
+		return
+	}
+	if key := fmt.Sprintf("%s %d", what, pct/10); key != b.last {
+		b.last = key
+		fmt.Fprintf(b.w, "%3d%% %s (%s)\n", pct, what, elapsed)
+	}
+}
+
+func (b *progressBar) done() {
+	if b.tty {
+		fmt.Fprintln(b.w)
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/kernelrank/kernelrank/internal/jobs"
+)
+
+// retrain runs a retraining job and prints the version it published:
+// in this process without --redis, otherwise through the Redis queue
+// (a `kernelrank worker` runs it), following it until it ends unless
+// --detach. Interrupting it cancels the job.
+func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
+	fs := flag.NewFlagSet("retrain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("target", "", "what to retrain: social, search or all")
+	redisURL := fs.String("redis", "", "queue the job in Redis for `kernelrank worker` processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
+	queue := fs.String("queue", "kernelrank", "job queue name (with --redis)")
+	social := fs.String("social", "", "social data to learn from (social and all); empty: the worker's, or the demo network here")
+	learner := fs.String("learner", "", "kernel-combination learner; empty: the default")
+	queries := fs.Int("queries", 0, "how many of the most frequent queries to precompute (search and all); 0: the default")
+	detach := fs.Bool("detach", false, "print the job id and return without following it (with --redis)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("retrain: unexpected arguments %q", fs.Args())
+	}
+	if *detach && *redisURL == "" {
+		return errors.New("retrain: --detach needs --redis (a job run here ends with the command)")
+	}
+	spec := jobs.Spec{Target: *target, Social: *social, Learner: *learner, Queries: *queries}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("retrain: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	q, err := openQueue(ctx, *redisURL, *queue, handler(jobDeps{log: log}), log)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	j, err := q.Enqueue(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if *detach {
+		fmt.Fprintln(stdout, j.ID)
+		return nil
+	}
+	j, err = follow(ctx, q, j.ID, newProgressBar(stderr))
+	switch {
+	case err != nil:
+		return fmt.Errorf("retrain: job %s: %w", j.ID, err)
+	case j.Status != jobs.Succeeded:
+		return fmt.Errorf("retrain: job %s %s: %s", j.ID, j.Status, j.Error)
+	}
+	fmt.Fprintln(stdout, j.Version)
+	return nil
+}

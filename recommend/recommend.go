@@ -171,13 +171,14 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.groups.k {
 		return m.top.groups.row(u, k)
 	}
-	return m.rankGroups(u, k, make([]float64, len(m.members)))
+	score := make([]float64, len(m.members))
+	m.GroupScores(u, score)
+	return m.rankGroups(u, k, score)
 }
 
-// rankGroups ranks the groups u is not in by GroupScores and returns the
-// top k and their scores; score is scratch with one entry per group.
+// rankGroups ranks the groups u is not in by their scores s(g, u) in
+// score (GroupScores) and returns the top k and their scores.
 func (m *Model) rankGroups(u, k int, score []float64) ([]int, []float64) {
-	m.GroupScores(u, score)
 	top := topK(score, m.groupTie, k, func(g int) bool { return contains(m.groups[u], g) })
 	return top, pick(score, top)
 }
@@ -203,6 +204,11 @@ func pick(score []float64, idx []int) []float64 {
 func (m *Model) GroupScores(u int, score []float64) {
 	row := make([]float64, m.ds.N())
 	m.strength.ScoreAll(u, row)
+	m.groupScoresOf(u, row, score)
+}
+
+// groupScoresOf is GroupScores from row = f(u, .), which it overwrites.
+func (m *Model) groupScoresOf(u int, row, score []float64) {
 	for j, f := range row {
 		row[j] = sigmoid(f - m.offset)
 	}

@@ -76,13 +76,14 @@ func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			score := make([]float64, n)
+			score, groupScore := make([]float64, n), make([]float64, len(m.ds.Groups))
 			for u := int(next.Add(1) - 1); u < n && ctx.Err() == nil; u = int(next.Add(1) - 1) {
 				if !m.noData[u] {
 					items, scores := m.rankFriends(u, k, score)
 					top.friends.set(u, items, scores)
 					if top.groups.k > 0 {
-						items, scores = m.rankGroups(u, top.groups.k, score[:len(m.ds.Groups)])
+						m.groupScoresOf(u, score, groupScore) // score still holds f(u, .)
+						items, scores = m.rankGroups(u, top.groups.k, groupScore)
 						top.groups.set(u, items, scores)
 					}
 				}

@@ -202,8 +202,14 @@ func TestLoadErrors(t *testing.T) {
 		{"truncated alpha", edit("alpha", func(b []byte) []byte { return b[:len(b)-9] }), ds, cache.ErrCorrupt, "part alpha"},
 		{"flipped bit", edit("imports", func(b []byte) []byte { b[20] ^= 1; return b }), ds, cache.ErrCorrupt, "part imports"},
 		{"missing part", edit("base_weights", func([]byte) []byte { return nil }), ds, cache.ErrMiss, "part base_weights"},
-		{"bad meta", edit("meta", func([]byte) []byte { b, _ := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{2}, Bytes: []byte("{x")}); return b }), ds, nil, "part meta"},
-		{"wrong kind", edit("alpha", func([]byte) []byte { b, _ := cache.Encode(cache.Value{Kind: cache.Float32, Shape: []int{1}, F32: []float32{1}}); return b }), ds, nil, "part alpha holds float32"},
+		{"bad meta", edit("meta", func([]byte) []byte {
+			b, _ := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{2}, Bytes: []byte("{x")})
+			return b
+		}), ds, nil, "part meta"},
+		{"wrong kind", edit("alpha", func([]byte) []byte {
+			b, _ := cache.Encode(cache.Value{Kind: cache.Float32, Shape: []int{1}, F32: []float32{1}})
+			return b
+		}), ds, nil, "part alpha holds float32"},
 	} {
 		version := strings.ReplaceAll(c.name, " ", "-")
 		if err := store.Write(ctx, "m", version, c.parts); err != nil {

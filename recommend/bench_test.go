@@ -2,8 +2,12 @@ package recommend_test
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/kernelrank/kernelrank/cache"
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -51,6 +55,81 @@ func BenchmarkServe(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			})
+		})
+	}
+}
+
+// BenchmarkStart is the start-up of a server's recommender: "train" on an
+// empty store (train, precompute the top-k, write, publish) against "load"
+// from a store holding the published model (rebuild the kernels and the
+// strength model's features, read the top-k). It logs the size of each
+// stored part.
+func BenchmarkStart(b *testing.B) {
+	root, ok := dataset.DataDir()
+	if !ok {
+		b.Skip("../shared/data not found (set KERNELRANK_DATA): the real social data sets are needed")
+	}
+	for _, name := range []string{"ego-facebook", "blogcatalog"} {
+		b.Run(name, func(b *testing.B) {
+			src := recommend.DirSource{Dir: filepath.Join(root, "social", name)}
+			// start starts a service and waits for its model; the service
+			// stops (its watcher) when the benchmark ends.
+			start := func(b *testing.B, store cache.Store) *recommend.Service {
+				life, stop := context.WithCancel(context.Background())
+				b.Cleanup(stop)
+				s, err := recommend.NewService(life, src, store, recommend.ServiceOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Start(); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Model(context.Background(), ""); err != nil {
+					b.Fatal(err)
+				}
+				return s
+			}
+			newStore := func(b *testing.B) cache.Store {
+				st, err := cache.NewDirStore(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				return st
+			}
+			published := newStore(b)
+			b.Run("train", func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					store := newStore(b)
+					b.StartTimer()
+					if c := start(b, store).Counts(); c.Trained != 1 || c.Published != 1 {
+						b.Fatalf("counts %+v", c)
+					}
+				}
+			})
+			s := start(b, published)
+			m, err := s.Model(context.Background(), "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			parts, err := m.Encode()
+			if err != nil {
+				b.Fatal(err)
+			}
+			total := 0
+			for _, p := range slices.Sorted(maps.Keys(parts)) {
+				b.Logf("%s: part %s %d bytes", name, p, len(parts[p]))
+				total += len(parts[p])
+			}
+			b.Logf("%s: %d parts, %d bytes", name, len(parts), total)
+			b.Run("load", func(b *testing.B) {
+				for b.Loop() {
+					if c := start(b, published).Counts(); c.Trained != 0 || c.Loaded != 1 {
+						b.Fatalf("counts %+v", c)
+					}
+				}
+				b.ReportMetric(float64(total), "stored-bytes")
 			})
 		})
 	}

@@ -14,6 +14,12 @@
 // group.
 //
 // Train builds a Model from a data set and a view of its relations (an
-// evaluation hides some); Service holds one trained Model per learner for a
-// server, training on demand in the background.
+// evaluation hides some). A model trained on all relations is stored as an
+// immutable version of a cache.Store model (Encode, Load: store.go): its
+// weights, strength-model state and precomputed top-k lists, not its
+// kernels, which Load rebuilds from the data set. Service is the one
+// facade over train, publish, load and serve: per learner it loads the
+// published version that fits the data or trains and publishes one,
+// retrains for jobs (Retrain), and follows the versions other processes
+// publish.
 package recommend

@@ -108,6 +108,14 @@ type Model struct {
 	groupTie  []int
 	offset    float64 // prior correction of f: see priorOffset
 	stats     Stats
+	top       *precomputed // nil: every request ranks from scratch
+
+	// What storing needs (store.go): the settings trained with, whether
+	// the view was the data set's full view and MKLR.Base the default,
+	// the data version and the store version.
+	settings             settings
+	full, customBase     bool
+	dataVersion, version string
 }
 
 // priorOffset is the prior correction of a logistic model fitted on a
@@ -154,7 +162,13 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 		return nil, fmt.Errorf("%w: %s needs stored kernels and %d users exceed the dense limit of %d (DenseMax)",
 			ErrLearner, opts.Learner, n, opts.DenseMax)
 	}
-	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}}
+	st, err := settingsOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st,
+		full:       slices.Equal(view.Friends, ds.Friends) && slices.Equal(view.Memberships, ds.Memberships),
+		customBase: opts.MKLR.Base != nil, dataVersion: ds.Version()}
 	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
 
 	start := time.Now()
@@ -311,11 +325,7 @@ func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.S
 	for t, k := range m.kernels {
 		m.stats.Weights = append(m.stats.Weights, KernelWeight{k.Name, out.Weights[t]})
 	}
-	ks := make([]learners.KernelMatrix, len(m.kernels))
-	for t, k := range m.kernels {
-		ks[t] = k.K
-	}
-	m.combined, err = learners.NewKernelSum(m.weights, ks)
+	m.combined, err = learners.NewKernelSum(m.weights, m.baseKernels())
 	return err
 }
 
@@ -327,10 +337,7 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	for i, e := range view.Friends {
 		pos[i] = learners.Pair{I: e[0], J: e[1]}
 	}
-	base := make([]learners.KernelMatrix, len(m.kernels))
-	for t, k := range m.kernels {
-		base[t] = k.K
-	}
+	base := m.baseKernels()
 	neg, err := mklr.SampleNegatives(ctx, base, pos, opts.Negatives)
 	if err != nil {
 		return err

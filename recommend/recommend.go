@@ -92,9 +92,7 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 	if m.noData[u] {
 		return &Friends{Items: []FriendRec{}, Reason: m.noDataReason(u)}, nil
 	}
-	score := make([]float64, m.ds.N())
-	m.strength.ScoreAll(u, score)
-	top := topK(score, m.userTie, k, func(v int) bool { return v == u || contains(m.friends[u], v) })
+	top, score := m.topFriends(u, k)
 	if len(top) == 0 {
 		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", m.ds.Users[u].ID)}, nil
 	}
@@ -102,7 +100,7 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 	for r, v := range top {
 		common := intersect(m.friends[u], m.friends[v])
 		rec := FriendRec{
-			User: m.ds.Users[v].ID, Score: score[v], Strength: m.Strength(u, v),
+			User: m.ds.Users[v].ID, Score: score[r], Strength: m.Strength(u, v),
 			CommonFriends: m.userIDs(common), CommonFriendCount: len(common),
 		}
 		gamma := m.strength.BaseWeights()
@@ -135,9 +133,7 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 	case m.noData[u]:
 		return &Groups{Items: []GroupRec{}, Reason: m.noDataReason(u)}, nil
 	}
-	score := make([]float64, len(m.members))
-	m.GroupScores(u, score)
-	top := topK(score, m.groupTie, k, func(g int) bool { return contains(m.groups[u], g) })
+	top, score := m.topGroups(u, k)
 	if len(top) == 0 {
 		return &Groups{Items: []GroupRec{}, Reason: fmt.Sprintf("user %s is in every group", m.ds.Users[u].ID)}, nil
 	}
@@ -145,11 +141,54 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 	for r, g := range top {
 		friends := intersect(m.friends[u], m.members[g])
 		out.Items[r] = GroupRec{
-			Group: m.ds.Groups[g], Score: score[g], Members: len(m.members[g]),
+			Group: m.ds.Groups[g], Score: score[r], Members: len(m.members[g]),
 			Friends: m.userIDs(friends), FriendCount: len(friends),
 		}
 	}
 	return out, nil
+}
+
+// topFriends returns u's k best friend candidates and their scores: the
+// precomputed ones when there are k, else ranked now.
+func (m *Model) topFriends(u, k int) ([]int, []float64) {
+	if m.top != nil && k <= m.top.friends.k {
+		return m.top.friends.row(u, k)
+	}
+	return m.rankFriends(u, k, make([]float64, m.ds.N()))
+}
+
+// rankFriends ranks the users that are neither u nor u's friends by
+// f(u, v) and returns the top k and their scores; score is scratch of
+// length N.
+func (m *Model) rankFriends(u, k int, score []float64) ([]int, []float64) {
+	m.strength.ScoreAll(u, score)
+	top := topK(score, m.userTie, k, func(v int) bool { return v == u || contains(m.friends[u], v) })
+	return top, pick(score, top)
+}
+
+// topGroups is topFriends for groups.
+func (m *Model) topGroups(u, k int) ([]int, []float64) {
+	if m.top != nil && k <= m.top.groups.k {
+		return m.top.groups.row(u, k)
+	}
+	score := make([]float64, len(m.members))
+	m.GroupScores(u, score)
+	return m.rankGroups(u, k, score)
+}
+
+// rankGroups ranks the groups u is not in by their scores s(g, u) in
+// score (GroupScores) and returns the top k and their scores.
+func (m *Model) rankGroups(u, k int, score []float64) ([]int, []float64) {
+	top := topK(score, m.groupTie, k, func(g int) bool { return contains(m.groups[u], g) })
+	return top, pick(score, top)
+}
+
+func pick(score []float64, idx []int) []float64 {
+	out := make([]float64, len(idx))
+	for r, i := range idx {
+		out[r] = score[i]
+	}
+	return out
 }
 
 // GroupScores sets score[g] = s(g, u), the expected number of u's friends
@@ -165,6 +204,11 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 func (m *Model) GroupScores(u int, score []float64) {
 	row := make([]float64, m.ds.N())
 	m.strength.ScoreAll(u, row)
+	m.groupScoresOf(u, row, score)
+}
+
+// groupScoresOf is GroupScores from row = f(u, .), which it overwrites.
+func (m *Model) groupScoresOf(u int, row, score []float64) {
 	for j, f := range row {
 		row[j] = sigmoid(f - m.offset)
 	}

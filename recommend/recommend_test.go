@@ -23,11 +23,21 @@ import (
 var (
 	demoOnce sync.Once
 	demoDS   *social.Dataset
+	demoDir  string // removed by TestMain
 	demoErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoDir != "" {
+		os.RemoveAll(demoDir)
+	}
+	os.Exit(code)
+}
+
 // demoData is a smaller generated demo network (200 users, 12 groups: a
-// third of the served one, a fifth of the time to generate).
+// third of the served one, a fifth of the time to generate), written to
+// demoDir and read back.
 func demoData(t *testing.T) *social.Dataset {
 	t.Helper()
 	demoOnce.Do(func() {
@@ -36,16 +46,13 @@ func demoData(t *testing.T) *social.Dataset {
 			demoErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "recommend-demo")
-		if err != nil {
-			demoErr = err
+		if demoDir, demoErr = os.MkdirTemp("", "recommend-demo"); demoErr != nil {
 			return
 		}
-		defer os.RemoveAll(dir)
-		if demoErr = d.WriteDir(dir); demoErr != nil {
+		if demoErr = d.WriteDir(demoDir); demoErr != nil {
 			return
 		}
-		demoDS, _, demoErr = social.LoadDir(dir, social.ImportOptions{StopOnError: true})
+		demoDS, _, demoErr = social.LoadDir(demoDir, social.ImportOptions{StopOnError: true})
 	})
 	if demoErr != nil {
 		t.Fatal(demoErr)
@@ -371,36 +378,3 @@ func TestBadInput(t *testing.T) {
 
 // learnersNegatives fits the negative sampling to an 8-user network.
 func learnersNegatives() mklr.NegativeOptions { return mklr.NegativeOptions{Neighbours: 1, PerUser: 2} }
-
-func TestServiceTrainsInTheBackground(t *testing.T) {
-	ds := demoData(t)
-	s := recommend.NewService(context.Background(), ds, recommend.Options{})
-	if err := s.Start("twolayer"); !errors.Is(err, recommend.ErrLearner) {
-		t.Errorf("Start(twolayer): %v, want ErrLearner", err)
-	}
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Model(done, ""); !errors.Is(err, recommend.ErrTraining) {
-		t.Errorf("model asked for with an ended context while training: %v, want ErrTraining", err)
-	}
-	if st := s.Status(); len(st) != 1 || st[0].Learner != "alignf" || st[0].State != "training" {
-		t.Errorf("status while training: %+v", st)
-	}
-	m, err := s.Model(context.Background(), "alignf")
-	if err != nil || m.Stats().Learner != "alignf" {
-		t.Fatalf("model: %v", err)
-	}
-	if again, _ := s.Model(context.Background(), ""); again != m {
-		t.Error("the default learner's model was trained twice")
-	}
-	if st := s.Status(); st[0].State != "ready" {
-		t.Errorf("status after training: %+v", st)
-	}
-	p, ok := s.Profile(ds.Users[7].ID)
-	if !ok || len(p.Friends) != len(m.FriendsOf(7)) || len(p.Groups) != len(m.GroupsOf(7)) || p.Photos != len(ds.Users[7].Photos) {
-		t.Errorf("profile %+v", p)
-	}
-	if _, ok := s.Profile("no such user"); ok {
-		t.Error("profile of an unknown user")
-	}
-}

@@ -1,147 +1,586 @@
 package recommend
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/social"
+	"golang.org/x/sync/singleflight"
 )
 
 // ErrTraining is returned by Service.Model while the model is still being
-// trained; retry later.
+// loaded or trained; retry later.
 var ErrTraining = errors.New("the model is being trained")
 
-// Service serves recommendations over one data set: it trains one Model
-// per learner on all of the data set's relations, in the background, the
-// first time the learner is asked for (or at Start), and keeps it.
+// Source (re)loads the social data a Service serves.
+type Source interface {
+	// Load reads the data at path; "" is the data the server was started
+	// with.
+	Load(ctx context.Context, path string) (*social.Dataset, error)
+}
+
+// DirSource is a directory read by social.LoadDir (the import format,
+// ego-Facebook or BlogCatalog as published). Lines with problems are
+// skipped and logged.
+type DirSource struct {
+	Dir     string
+	Options social.ImportOptions
+	Log     *slog.Logger // nil: none
+}
+
+// Load implements Source.
+func (d DirSource) Load(_ context.Context, path string) (*social.Dataset, error) {
+	dir := cmp.Or(path, d.Dir)
+	ds, rep, err := social.LoadDir(dir, d.Options)
+	if err != nil {
+		return nil, fmt.Errorf("social data: %w", err)
+	}
+	if d.Log != nil {
+		if n := rep.Skipped(); n > 0 {
+			d.Log.Warn("social data: problem lines skipped", "skipped", n, "report", rep.String())
+		}
+		d.Log.Info("social data loaded", "dir", dir, "format", ds.Format, "users", ds.N(), "friendships", len(ds.Friends), "groups", len(ds.Groups))
+	}
+	return ds, nil
+}
+
+// ServiceOptions configures a Service. The zero value is the default.
+type ServiceOptions struct {
+	// Options configures training; Options.Learner is the default learner
+	// and Options.Log receives the service's log too.
+	Options
+	// TopK is the length of the precomputed top-k lists a trained model
+	// is stored with (default DefaultTopK).
+	TopK int
+	// PollInterval is how often the store's published versions are
+	// checked (default 2 s).
+	PollInterval time.Duration
+	// Keep is the number of versions of a model kept after a publish, the
+	// current one among them (default 3).
+	Keep int
+}
+
+// Service serves recommendations over a social data source, one model per
+// learner, through a cache.Store of versioned models: a model is loaded
+// from the store when its published version fits the learner, its
+// parameters and the data, and otherwise trained, written and published.
+// A watcher follows the published versions, so a model another process
+// publishes (a retraining job) is served within a few poll intervals; the
+// old model serves until the new one is fully loaded.
 type Service struct {
-	ds   *social.Dataset
-	opts Options
-	life context.Context // ends the training jobs when the server stops
-	log  *slog.Logger
+	life  context.Context // ends training and watching when the server stops
+	src   Source
+	store cache.Store
+	opts  ServiceOptions
+	log   *slog.Logger
 
-	mu   sync.Mutex
-	jobs map[string]*job
+	data  atomic.Pointer[data] // the data set served
+	first singleflight.Group   // one bring-up per learner at a time
+	watch sync.Once
 
-	all relations // every friendship and membership, for profiles
+	mu    sync.Mutex
+	slots map[string]*slot
+
+	trained, loaded, published, loadFailed atomic.Int64
 }
 
-type job struct {
-	done    chan struct{}
-	started time.Time
-	model   *Model
-	err     error
+// data is one load of the social data.
+type data struct {
+	ds      *social.Dataset
+	version string
+	all     relations // every friendship and membership, for profiles
 }
 
-// NewService prepares a service; no training starts until Start or Model.
-// life bounds the training jobs; opts.Learner is the default learner.
-func NewService(life context.Context, ds *social.Dataset, opts Options) *Service {
+// slot is one learner's served model and state.
+type slot struct {
+	learner, name string // name: the store's model name (StoreName)
+	model         atomic.Pointer[Model]
+
+	// Guarded by Service.mu.
+	state   string    // idle (not brought up), loading, training, ready or failed
+	since   time.Time // start of the state's work
+	took    time.Duration
+	source  string // store or trained: where the served model came from
+	err     error  // why there is no model (failed)
+	warning string // the last problem while a model serves
+	bad     string // a published version that failed to load: not retried
+}
+
+// NewService loads the data from src ("" path) and prepares a service;
+// nothing is loaded or trained until Start or Model. life bounds the
+// background work.
+func NewService(life context.Context, src Source, store cache.Store, opts ServiceOptions) (*Service, error) {
 	opts.defaults()
-	return &Service{ds: ds, opts: opts, life: life, log: opts.Log, jobs: map[string]*job{}, all: newRelations(ds, ds.FullView())}
+	if opts.TopK <= 0 {
+		opts.TopK = DefaultTopK
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 3
+	}
+	s := &Service{life: life, src: src, store: store, opts: opts, log: opts.Log, slots: map[string]*slot{}}
+	d, err := s.loadData(life, "")
+	if err != nil {
+		return nil, err
+	}
+	s.data.Store(d)
+	return s, nil
 }
 
-// Dataset returns the data set served.
-func (s *Service) Dataset() *social.Dataset { return s.ds }
+func (s *Service) loadData(ctx context.Context, path string) (*data, error) {
+	ds, err := s.src.Load(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &data{ds: ds, version: ds.Version(), all: newRelations(ds, ds.FullView())}, nil
+}
+
+// Dataset returns the data set served (the last one loaded).
+func (s *Service) Dataset() *social.Dataset { return s.data.Load().ds }
 
 // DefaultLearner returns the learner used when a request names none.
 func (s *Service) DefaultLearner() string { return s.opts.Learner }
 
-// Start begins training the model of learner ("" for the default) unless it
-// is trained or training. Errors wrap ErrLearner for a learner that cannot
-// be used.
-func (s *Service) Start(learner string) error {
-	_, err := s.job(learner)
-	return err
+// Start brings up the default learner's model in the background (from the
+// store, or trained and published) and starts following the store's
+// published versions. Errors wrap ErrLearner for an unusable default
+// learner.
+func (s *Service) Start() error {
+	sl, err := s.slot(s.opts.Learner)
+	if err != nil {
+		return err
+	}
+	s.bringUpAsync(sl)
+	s.watch.Do(func() { go s.follow() })
+	return nil
 }
 
-func (s *Service) job(learner string) (*job, error) {
-	if learner == "" {
-		learner = s.opts.Learner
+// bringUpAsync starts bringUp (unless running) and returns its result's
+// channel. The slot says "loading" at once, so that readiness checks
+// right after see it.
+func (s *Service) bringUpAsync(sl *slot) <-chan singleflight.Result {
+	s.mu.Lock()
+	if sl.state == "idle" {
+		sl.state, sl.since = "loading", time.Now()
 	}
+	s.mu.Unlock()
+	return s.first.DoChan(sl.learner, func() (any, error) { return nil, s.bringUp(sl) })
+}
+
+// slot returns learner's slot ("" for the default), made on first use.
+func (s *Service) slot(learner string) (*slot, error) {
+	learner = cmp.Or(learner, s.opts.Learner)
 	if _, err := usable(learner, s.opts.Target); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if j, ok := s.jobs[learner]; ok {
-		return j, nil
+	if sl, ok := s.slots[learner]; ok {
+		return sl, nil
 	}
-	j := &job{done: make(chan struct{}), started: time.Now()}
-	s.jobs[learner] = j
-	opts := s.opts
-	opts.Learner = learner
-	go func() {
-		defer close(j.done)
-		s.log.Info("training the recommender", "learner", learner, "users", s.ds.N())
-		j.model, j.err = Train(s.life, s.ds, s.ds.FullView(), opts)
-		if j.err != nil {
-			s.log.Error("training the recommender failed", "learner", learner, "err", j.err)
-			return
-		}
-		st := j.model.Stats()
-		s.log.Info("recommender trained", "learner", learner, "took", time.Since(j.started).Round(time.Millisecond),
-			"imports", st.Imports, "warnings", len(st.Warnings))
-	}()
-	return j, nil
-}
-
-// Model returns the trained model of learner ("" for the default),
-// starting its training when needed and waiting for it while ctx lasts.
-// Errors: ErrLearner (unusable learner), ErrTraining (still training when
-// ctx ended), or the training's own error, returned on every later call.
-func (s *Service) Model(ctx context.Context, learner string) (*Model, error) {
-	j, err := s.job(learner)
+	name, err := StoreName(s.trainOptions(learner))
 	if err != nil {
 		return nil, err
 	}
-	select { // a trained model wins over an ended ctx
-	case <-j.done:
-		return j.model, j.err
+	sl := &slot{learner: learner, name: name, state: "idle", since: time.Now()}
+	s.slots[learner] = sl
+	return sl, nil
+}
+
+func (s *Service) trainOptions(learner string) Options {
+	o := s.opts.Options
+	o.Learner = learner
+	return o
+}
+
+// Model returns the served model of learner ("" for the default),
+// bringing it up when needed and waiting for it while ctx lasts. Errors:
+// ErrLearner (unusable learner), ErrTraining (not ready when ctx ended),
+// or why it could not be trained, returned on every later call until a
+// model is published for it.
+func (s *Service) Model(ctx context.Context, learner string) (*Model, error) {
+	sl, err := s.slot(learner)
+	if err != nil {
+		return nil, err
+	}
+	if m := sl.model.Load(); m != nil {
+		return m, nil
+	}
+	ch := s.bringUpAsync(sl)
+	select { // a ready model wins over an ended ctx
+	case r := <-ch:
+		return s.result(sl, r.Err)
 	default:
 	}
 	select {
-	case <-j.done:
-		return j.model, j.err
+	case r := <-ch:
+		return s.result(sl, r.Err)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w (for %v so far)", ErrTraining, time.Since(j.started).Round(time.Second))
+		s.mu.Lock()
+		since := sl.since
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w (for %v so far)", ErrTraining, time.Since(since).Round(time.Second))
+	}
+}
+
+func (s *Service) result(sl *slot, err error) (*Model, error) {
+	if m := sl.model.Load(); m != nil {
+		return m, nil
+	}
+	return nil, err
+}
+
+// bringUp loads learner's published model when it fits the data, else
+// trains, publishes and serves one. A failure is kept: later calls return
+// it without training again.
+func (s *Service) bringUp(sl *slot) error {
+	start := time.Now()
+	s.mu.Lock()
+	done, failed := sl.model.Load() != nil, sl.err
+	if !done && failed == nil {
+		sl.state, sl.since = "loading", start
+	}
+	s.mu.Unlock()
+	if done || failed != nil {
+		return failed
+	}
+	d := s.data.Load()
+	log := s.log.With("learner", sl.learner, "model", sl.name)
+	version, err := s.store.Current(s.life, sl.name)
+	switch {
+	case err == nil:
+		log.Info("loading the published recommender", "version", version)
+		m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+		if err == nil {
+			s.loaded.Add(1)
+			s.serve(sl, m, "store", "", time.Since(start))
+			log.Info("recommender loaded", "version", version, "took", time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+		log.Warn("the published recommender cannot be served; training one", "version", version, "err", err)
+	case !errors.Is(err, cache.ErrMiss):
+		log.Warn("the model store failed; training", "err", err)
+	}
+	s.mu.Lock()
+	sl.state, sl.since = "training", time.Now()
+	s.mu.Unlock()
+	m, err := s.build(s.life, sl.learner, d, nil)
+	if err != nil {
+		log.Error("training the recommender failed", "err", err)
+		s.mu.Lock()
+		sl.state, sl.err = "failed", err
+		s.mu.Unlock()
+		return err
+	}
+	warning := ""
+	if m.version, err = s.publish(s.life, sl, m, ""); err != nil {
+		// Serve it all the same: the store failing must not keep the
+		// recommender down; the next start trains again.
+		warning = "the trained model was not stored: " + err.Error()
+		log.Warn("storing the recommender failed; serving it unstored", "err", err)
+		m.version = ""
+	}
+	s.serve(sl, m, "trained", warning, time.Since(start))
+	return nil
+}
+
+// build trains learner's model on d and precomputes its top-k lists.
+func (s *Service) build(ctx context.Context, learner string, d *data, progress func(string, float64)) (*Model, error) {
+	report := func(stage string, f float64) {
+		if progress != nil {
+			progress(stage, f)
+		}
+	}
+	log := s.log.With("learner", learner)
+	start := time.Now()
+	report("training", 0)
+	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version)
+	m, err := Train(ctx, d.ds, d.ds.FullView(), s.trainOptions(learner))
+	if err != nil {
+		return nil, err
+	}
+	st := m.Stats()
+	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "warnings", len(st.Warnings))
+	start = time.Now()
+	report("precomputing top-k", 0)
+	m, err = m.WithTop(ctx, s.opts.TopK, func(f float64) { report("precomputing top-k", f) })
+	if err != nil {
+		return nil, err
+	}
+	s.trained.Add(1)
+	log.Info("top-k precomputed", "k", s.opts.TopK, "took", time.Since(start).Round(time.Millisecond))
+	return m, nil
+}
+
+// publish writes m as version ("" makes one up) of sl's model, publishes
+// it and removes the versions beyond the last Keep. A cancelled ctx
+// publishes nothing.
+func (s *Service) publish(ctx context.Context, sl *slot, m *Model, version string) (string, error) {
+	if version == "" {
+		version = NewVersion()
+	}
+	log := s.log.With("learner", sl.learner, "model", sl.name, "version", version)
+	parts, err := m.Encode()
+	if err != nil {
+		return "", err
+	}
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := s.store.Write(ctx, sl.name, version, parts); err != nil {
+		return "", fmt.Errorf("writing %s version %s: %w", sl.name, version, err)
+	}
+	log.Info("recommender written", "parts", len(parts), "bytes", size)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := s.store.Publish(ctx, sl.name, version); err != nil {
+		return "", fmt.Errorf("publishing %s version %s: %w", sl.name, version, err)
+	}
+	s.published.Add(1)
+	log.Info("recommender published")
+	s.prune(ctx, sl.name, log)
+	return version, nil
+}
+
+// prune removes the versions of model beyond the last Keep; a failure
+// only costs space, so it is logged.
+func (s *Service) prune(ctx context.Context, model string, log *slog.Logger) {
+	versions, err := s.store.Versions(ctx, model)
+	if err != nil {
+		log.Warn("listing old versions failed", "err", err)
+		return
+	}
+	cur, _ := s.store.Current(ctx, model)
+	for _, v := range versions[:max(len(versions)-s.opts.Keep, 0)] {
+		if v == cur {
+			continue
+		}
+		if err := s.store.Remove(ctx, model, v); err != nil {
+			log.Warn("removing an old version failed", "old", v, "err", err)
+		}
+	}
+}
+
+// NewVersion returns a unique version name that sorts by creation time.
+func NewVersion() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// serve makes m the served model of sl; took is how long its load or
+// training took.
+func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl.model.Store(m)
+	sl.state, sl.source, sl.err, sl.warning, sl.took = "ready", source, nil, warning, took
+}
+
+// RetrainRequest is what a retraining job asks for.
+type RetrainRequest struct {
+	Learner string `json:"learner,omitempty"` // "" for the default
+	// DataPath is the social data to train on; "" re-reads the service's
+	// source.
+	DataPath string `json:"data_path,omitempty"`
+	// Version names the version published: the job's id, so that a retry
+	// publishes the same version, never a second one; "" makes one up.
+	Version string `json:"version,omitempty"`
+}
+
+// Retrain re-reads the data, trains the learner's model, writes it with
+// its precomputed top-k and publishes it; it returns the version
+// published. progress (may be nil) gets the stage and the fraction of it
+// done. A cancelled ctx publishes nothing. A version already published
+// is returned as it is. Servers following the store serve the new model
+// within a few poll intervals (when it fits their data); this service
+// serves it at once when it was trained on the data it serves.
+func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func(stage string, fraction float64)) (string, error) {
+	start := time.Now()
+	sl, err := s.slot(req.Learner)
+	if err != nil {
+		return "", err
+	}
+	if req.Version != "" {
+		if cur, err := s.store.Current(ctx, sl.name); err == nil && cur == req.Version {
+			return cur, nil
+		}
+	}
+	if progress != nil {
+		progress("loading data", 0)
+	}
+	d, err := s.loadData(ctx, req.DataPath)
+	if err != nil {
+		return "", err
+	}
+	m, err := s.build(ctx, sl.learner, d, progress)
+	if err != nil {
+		return "", err
+	}
+	if progress != nil {
+		progress("publishing", 0)
+	}
+	if m.version, err = s.publish(ctx, sl, m, req.Version); err != nil {
+		return "", err
+	}
+	if d.version == s.data.Load().version {
+		s.serve(sl, m, "trained", "", time.Since(start))
+	}
+	return m.version, nil
+}
+
+// follow polls the published versions every PollInterval until the
+// service's life ends.
+func (s *Service) follow() {
+	t := time.NewTicker(s.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.life.Done():
+			return
+		case <-t.C:
+			s.poll()
+		}
+	}
+}
+
+// poll serves the published version of every learner not being brought
+// up whose served model differs from it.
+func (s *Service) poll() {
+	s.mu.Lock()
+	var check []*slot
+	for _, sl := range s.slots {
+		if sl.state != "loading" && sl.state != "training" {
+			check = append(check, sl)
+		}
+	}
+	s.mu.Unlock()
+	for _, sl := range check {
+		version, err := s.store.Current(s.life, sl.name)
+		if err != nil {
+			if !errors.Is(err, cache.ErrMiss) {
+				s.warn(sl, "", fmt.Sprintf("the model store failed: %v", err))
+			}
+			continue
+		}
+		s.mu.Lock()
+		skip := version == sl.bad
+		s.mu.Unlock()
+		if m := sl.model.Load(); skip || (m != nil && m.version == version) {
+			continue
+		}
+		s.switchTo(sl, version)
+	}
+}
+
+// switchTo loads version of sl's model and serves it; the old model
+// serves meanwhile, and on failure. A model of other data re-reads the
+// source first.
+func (s *Service) switchTo(sl *slot, version string) {
+	log := s.log.With("learner", sl.learner, "model", sl.name, "version", version)
+	log.Info("a new recommender version is published; loading it")
+	start := time.Now()
+	d := s.data.Load()
+	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+	if errors.Is(err, ErrDataVersion) {
+		log.Info("the new version was trained on other data; re-reading the data source")
+		var nd *data
+		if nd, err = s.loadData(s.life, ""); err == nil {
+			if m, err = Load(s.life, s.store, sl.name, version, nd.ds, nd.version); err == nil {
+				s.data.Store(nd)
+			}
+		}
+	}
+	if err != nil {
+		s.loadFailed.Add(1)
+		log.Warn("the new recommender version cannot be served; keeping the old one", "err", err)
+		s.warn(sl, version, fmt.Sprintf("version %s not served: %v", version, err))
+		return
+	}
+	s.loaded.Add(1)
+	s.serve(sl, m, "store", "", time.Since(start))
+	log.Info("recommender version switched", "took", time.Since(start).Round(time.Millisecond))
+}
+
+// warn records a problem of sl; bad, when not "", is a version not to
+// load again.
+func (s *Service) warn(sl *slot, bad, warning string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl.warning = warning
+	if bad != "" {
+		sl.bad = bad
 	}
 }
 
 // Status is the state of one learner's model.
 type Status struct {
-	Learner string  `json:"learner"`
-	State   string  `json:"state"` // training, ready or failed
-	Error   string  `json:"error,omitempty"`
-	Seconds float64 `json:"seconds"` // training time so far, or in all
+	Learner string `json:"learner"`
+	State   string `json:"state"` // idle, loading, training, ready or failed
+	Error   string `json:"error,omitempty"`
+	// Warning is the last problem while a model serves: a published
+	// version that could not be loaded, a store that failed.
+	Warning string `json:"warning,omitempty"`
+	// Seconds is the time spent so far, or taken by the served model's
+	// load or training.
+	Seconds float64 `json:"seconds"`
+	// Model is the store's name of the learner's models; Version the
+	// served one ("" for a model not stored), Source where it came from
+	// (store or trained), DataVersion the data it was trained on.
+	Model       string `json:"model"`
+	Version     string `json:"version,omitempty"`
+	Source      string `json:"source,omitempty"`
+	DataVersion string `json:"data_version,omitempty"`
 }
 
-// Status reports every model started, by learner name.
+// Status reports every learner asked for, by name.
 func (s *Service) Status() []Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Status
-	for name, j := range s.jobs {
-		st := Status{Learner: name, State: "training", Seconds: time.Since(j.started).Seconds()}
-		select {
-		case <-j.done:
-			st.State = "ready"
-			if j.err != nil {
-				st.State, st.Error = "failed", j.err.Error()
-			} else {
-				m := j.model.Stats()
-				st.Seconds = (m.Kernels + m.Combine + m.Negatives + m.Strength).Seconds()
-			}
-		default:
+	for _, sl := range s.slots {
+		st := Status{Learner: sl.learner, State: sl.state, Warning: sl.warning, Model: sl.name, Source: sl.source, Seconds: sl.took.Seconds()}
+		if sl.state == "loading" || sl.state == "training" {
+			st.Seconds = time.Since(sl.since).Seconds()
+		}
+		if sl.err != nil {
+			st.Error = sl.err.Error()
+		}
+		if m := sl.model.Load(); m != nil {
+			st.Version, st.DataVersion = m.version, m.dataVersion
 		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Learner < out[b].Learner })
 	return out
+}
+
+// Counts says how often the service trained, loaded and published models
+// and how many published versions it could not load.
+type Counts struct {
+	Trained, Loaded, Published, LoadFailed int64
+}
+
+// Counts returns the counts so far.
+func (s *Service) Counts() Counts {
+	return Counts{s.trained.Load(), s.loaded.Load(), s.published.Load(), s.loadFailed.Load()}
 }
 
 // Profile is what the data set says of one user.
@@ -157,18 +596,19 @@ type Profile struct {
 
 // Profile returns the user with the given id.
 func (s *Service) Profile(id string) (*Profile, bool) {
-	u, ok := s.ds.UserIndex(id)
+	d := s.data.Load()
+	u, ok := d.ds.UserIndex(id)
 	if !ok {
 		return nil, false
 	}
-	usr := &s.ds.Users[u]
-	p := &Profile{ID: id, Friends: make([]string, len(s.all.friends[u])), Groups: make([]string, len(s.all.groups[u])),
+	usr := &d.ds.Users[u]
+	p := &Profile{ID: id, Friends: make([]string, len(d.all.friends[u])), Groups: make([]string, len(d.all.groups[u])),
 		Tags: nonNil(usr.Tags), Places: nonNil(usr.Places), Photos: len(usr.Photos), Faves: len(usr.Faves)}
-	for i, v := range s.all.friends[u] {
-		p.Friends[i] = s.ds.Users[v].ID
+	for i, v := range d.all.friends[u] {
+		p.Friends[i] = d.ds.Users[v].ID
 	}
-	for i, g := range s.all.groups[u] {
-		p.Groups[i] = s.ds.Groups[g]
+	for i, g := range d.all.groups[u] {
+		p.Groups[i] = d.ds.Groups[g]
 	}
 	return p, true
 }

@@ -149,8 +149,9 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 	return nil
 }
 
-// ready answers 503 while the default recommender is being trained (its
-// requests would be 503s too), 200 otherwise, with every model's state.
+// ready answers 503 while the default recommender is being loaded or
+// trained (its requests would be 503s too), 200 otherwise, with every
+// model's state and served version.
 func (s *Server) ready(c *gin.Context) {
 	body := gin.H{"status": "ready", "images": s.ix.Count()}
 	status := http.StatusOK
@@ -158,7 +159,7 @@ func (s *Server) ready(c *gin.Context) {
 		states := s.cfg.Social.Status()
 		body["recommenders"] = states
 		for _, st := range states {
-			if st.Learner == s.cfg.Social.DefaultLearner() && st.State == "training" {
+			if st.Learner == s.cfg.Social.DefaultLearner() && (st.State == "loading" || st.State == "training") {
 				body["status"], status = "training", http.StatusServiceUnavailable
 			}
 		}

@@ -62,8 +62,7 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		}
 	}
 	id := c.Param("id")
-	u, ok := s.cfg.Social.Dataset().UserIndex(id)
-	if !ok {
+	if _, ok := s.cfg.Social.Dataset().UserIndex(id); !ok {
 		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id))
 		return
 	}
@@ -90,6 +89,13 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		fail(c, http.StatusServiceUnavailable, "model_unavailable", "the "+learner+" recommender could not be trained: "+err.Error())
 		return
 	}
+	// The model's data set, which a new version may have replaced since the
+	// check above.
+	u, ok := m.Dataset().UserIndex(id)
+	if !ok {
+		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id)+" in the data of model version "+m.Version())
+		return
+	}
 	items, reason, err := ask(m, u, k)
 	if errors.Is(err, learners.ErrInput) {
 		badRequest(c, err.Error())
@@ -99,7 +105,7 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		fail(c, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
-	body := gin.H{"user": id, "learner": learner, "k": k, "items": items, "took_ms": ms(time.Since(start))}
+	body := gin.H{"user": id, "learner": learner, "model_version": m.Version(), "k": k, "items": items, "took_ms": ms(time.Since(start))}
 	if reason != "" {
 		body["reason"] = reason
 	}

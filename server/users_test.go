@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
@@ -38,11 +39,15 @@ func newSocialServer(t *testing.T, wait time.Duration) *Server {
 			t.Fatal(err)
 		}
 	}
-	ds, _, err := social.LoadDir(dir, social.ImportOptions{StopOnError: true})
+	store, err := cache.NewDirStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := recommend.NewService(context.Background(), ds, recommend.Options{Negatives: mklr.NegativeOptions{Neighbours: 1, PerUser: 2}})
+	svc, err := recommend.NewService(context.Background(), recommend.DirSource{Dir: dir, Options: social.ImportOptions{StopOnError: true}}, store,
+		recommend.ServiceOptions{Options: recommend.Options{Negatives: mklr.NegativeOptions{Neighbours: 1, PerUser: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, _ := newTestServer(t)
 	s.cfg.Social, s.cfg.ModelWait = svc, wait
 	return s
@@ -131,10 +136,13 @@ func TestUserEndpointsWhileTraining(t *testing.T) {
 	rec, body = do(t, s, "GET", "/readyz", nil, "")
 	states, _ := body["recommenders"].([]any)
 	if rec.Code != http.StatusOK || len(states) != 1 || states[0].(map[string]any)["state"] != "ready" {
-		t.Errorf("readyz after training: %d %v", rec.Code, body)
+		t.Fatalf("readyz after training: %d %v", rec.Code, body)
 	}
-	if rec, _ := do(t, s, "GET", "/v1/users/a/friends", nil, ""); rec.Code != http.StatusOK {
-		t.Errorf("after training: %d", rec.Code)
+	version, _ := states[0].(map[string]any)["version"].(string)
+	for _, target := range []string{"/v1/users/a/friends", "/v1/users/a/groups"} {
+		if rec, body := do(t, s, "GET", target, nil, ""); rec.Code != http.StatusOK || version == "" || body["model_version"] != version {
+			t.Errorf("%s after training: %d, model_version %v, want %q as /readyz says", target, rec.Code, body["model_version"], version)
+		}
 	}
 }
 

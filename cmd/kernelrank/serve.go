@@ -17,7 +17,6 @@ import (
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
-	"github.com/kernelrank/kernelrank/social"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -31,6 +30,7 @@ type serveFlags struct {
 	noSocial                *bool
 	cacheBytes              *int64
 	noCache                 *bool
+	cacheDir                *string
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -54,6 +54,7 @@ func newServeFlags(stderr io.Writer) serveFlags {
 
 		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels"),
 		noCache:    fs.Bool("no-cache", false, "cache nothing: every search computes (its rerank.cache says \"off\")"),
+		cacheDir: fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without Redis, the trained models (models/) are kept"),
 	}
 }
 
@@ -68,7 +69,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	dir := *f.data
 	if dir == "" {
-		if dir, err = demoIndex(ctx, log); err != nil {
+		if dir, err = demoIndex(ctx, *f.cacheDir, log); err != nil {
 			return err
 		}
 	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
@@ -81,7 +82,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	defer ix.Close()
 	var svc *recommend.Service
 	if !*f.noSocial {
-		if svc, err = socialService(ctx, *f.social, *f.learner, log); err != nil {
+		if svc, err = socialService(ctx, *f.social, *f.learner, *f.cacheDir, log); err != nil {
 			return err
 		}
 	}
@@ -112,35 +113,36 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	return srv.Serve(ctx, *f.addr)
 }
 
-// socialService loads the social data (the generated demo network when dir
-// is empty) and starts training the default recommender in the background.
-func socialService(ctx context.Context, dir, learner string, log *slog.Logger) (*recommend.Service, error) {
+// socialService serves the social data in dir (the generated demo network
+// when dir is empty) with the models stored under root/models: the default
+// recommender is loaded from there, or trained and stored, in the
+// background.
+func socialService(ctx context.Context, dir, learner, root string, log *slog.Logger) (*recommend.Service, error) {
 	if dir == "" {
 		var err error
-		if dir, err = demoSocial(log); err != nil {
+		if dir, err = demoSocial(root, log); err != nil {
 			return nil, err
 		}
 	}
-	ds, rep, err := social.LoadDir(dir, social.ImportOptions{})
+	store, err := cache.NewDirStore(filepath.Join(root, "models"))
 	if err != nil {
-		return nil, fmt.Errorf("social data: %w", err)
+		return nil, fmt.Errorf("model store: %w", err)
 	}
-	if n := rep.Skipped(); n > 0 {
-		log.Warn("social data: problem lines skipped", "skipped", n, "report", rep.String())
+	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
+		recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}})
+	if err != nil {
+		return nil, err
 	}
-	log.Info("social data loaded", "dir", dir, "format", ds.Format, "users", ds.N(), "friendships", len(ds.Friends), "groups", len(ds.Groups))
-	svc := recommend.NewService(ctx, ds, recommend.Options{Learner: learner, Log: log})
-	if err := svc.Start(""); err != nil {
+	if err := svc.Start(); err != nil {
 		return nil, fmt.Errorf("--recommend-learner: %w", err)
 	}
 	return svc, nil
 }
 
 // demoSocial returns the directory of the generated demo network, writing
-// it on first use (in the user cache directory).
-func demoSocial(log *slog.Logger) (string, error) {
-	root := filepath.Join(cacheDir(), "kernelrank", "demo")
-	dir := filepath.Join(root, fmt.Sprintf("social-%d", demo.DefaultSocialSeed))
+// it on first use (under root/demo).
+func demoSocial(root string, log *slog.Logger) (string, error) {
+	dir := filepath.Join(root, "demo", fmt.Sprintf("social-%d", demo.DefaultSocialSeed))
 	if _, err := os.Stat(filepath.Join(dir, "users.jsonl")); err == nil {
 		return dir, nil
 	}
@@ -165,9 +167,9 @@ func cacheDir() string {
 }
 
 // demoIndex returns the demo index directory, building it from the bundled
-// corpus on first use (in the user cache directory).
-func demoIndex(ctx context.Context, log *slog.Logger) (string, error) {
-	root := filepath.Join(cacheDir(), "kernelrank", "demo")
+// corpus on first use (under cacheRoot/demo).
+func demoIndex(ctx context.Context, cacheRoot string, log *slog.Logger) (string, error) {
+	root := filepath.Join(cacheRoot, "demo")
 	dir := filepath.Join(root, "index")
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
 		log.Info("serving the demo corpus", "index", dir)

@@ -265,25 +265,21 @@ func (t *trainer) run() (*Model, error) {
 	for s, idx := range t.imp {
 		imports[s] = t.pairs[idx]
 	}
-	md := &Model{pair: t.opts.Pair, imports: imports, alpha: slices.Clone(t.theta[:m]), stats: t.stats}
+	st := State{Pair: t.opts.Pair, Imports: imports, Alpha: slices.Clone(t.theta[:m]), KernelTerm: t.opts.KernelTerm, Stats: t.stats}
 	beta := t.theta[m:]
 	if !t.opts.NoIntercept {
-		md.bias, beta = beta[0], beta[1:]
+		st.Bias, beta = beta[0], beta[1:]
 	}
-	if ks := t.termKernels(); len(ks) > 0 {
-		if t.opts.KernelTerm {
-			md.gamma = beta[0]
-		}
-		if len(t.opts.Base) > 0 {
-			md.baseW = slices.Clone(beta[len(beta)-len(t.opts.Base):])
-		}
-		terms, serr := learners.NewKernelSum(slices.Clone(beta), ks)
-		if serr != nil {
-			return nil, fmt.Errorf("mklr: %w", serr)
-		}
-		md.terms = terms
+	if t.opts.KernelTerm {
+		st.Gamma = beta[0]
 	}
-	md.setFeatures(t.n, t.rows)
+	if len(t.opts.Base) > 0 {
+		st.BaseWeights = slices.Clone(beta[len(beta)-len(t.opts.Base):])
+	}
+	md, merr := newModel(st, t.k, t.opts.Base, t.rows)
+	if merr != nil {
+		return nil, merr
+	}
 	return md, err
 }
 

@@ -67,8 +67,10 @@ type Model struct {
 	imports []learners.Pair
 	alpha   []float64
 	bias    float64
-	gamma   float64
-	baseW   []float64
+	// kernelTerm says whether gamma K_u is a term (Options.KernelTerm).
+	kernelTerm bool
+	gamma      float64
+	baseW      []float64
 	// terms is gamma K_u + sum_t gamma_t K^t, nil without kernel terms.
 	terms learners.KernelMatrix
 	// feat is n x |S| with feat(u, s) = e_s(u), or for PairTensor n x 2|S|

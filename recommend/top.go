@@ -1,0 +1,116 @@
+package recommend
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kernelrank/kernelrank/learners"
+)
+
+// DefaultTopK is the length of the precomputed lists of a retrained model.
+const DefaultTopK = 50
+
+// precomputed holds every user's ranked friend candidates and groups.
+type precomputed struct{ friends, groups topList }
+
+// topList is one ranking per user: row u holds u's best k items, best
+// first, -1 past the last candidate, and their scores.
+type topList struct {
+	k      int
+	items  []int32
+	scores []float64
+}
+
+// row returns the first k (<= l.k) items of u's row and their scores.
+func (l *topList) row(u, k int) ([]int, []float64) {
+	items, scores := l.items[u*l.k:u*l.k+k], l.scores[u*l.k:u*l.k+k]
+	out := make([]int, 0, k)
+	for _, it := range items {
+		if it < 0 {
+			break
+		}
+		out = append(out, int(it))
+	}
+	return out, scores[:len(out)]
+}
+
+// set stores u's ranking.
+func (l *topList) set(u int, items []int, scores []float64) {
+	row := l.items[u*l.k : (u+1)*l.k]
+	for r := range row {
+		row[r] = -1
+	}
+	for r, it := range items {
+		row[r] = int32(it)
+	}
+	copy(l.scores[u*l.k:], scores)
+}
+
+func newTopList(n, k int) topList {
+	l := topList{k: k, items: make([]int32, n*k), scores: make([]float64, n*k)}
+	for i := range l.items {
+		l.items[i] = -1
+	}
+	return l
+}
+
+// WithTop returns a copy of the model with every user's top k friend
+// candidates and top k groups (fewer when there are fewer) precomputed:
+// RecommendFriends and RecommendGroups with k or fewer then read them and
+// compute only the explanations, with the same answers. It ranks on all
+// CPUs, checking ctx; progress (may be nil) gets the fraction of users
+// done.
+func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float64)) (*Model, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("%w: top k must be at least 1, got %d", learners.ErrInput, k)
+	}
+	n := m.ds.N()
+	top := &precomputed{friends: newTopList(n, k), groups: newTopList(n, min(k, len(m.ds.Groups)))}
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	var report sync.Mutex // one progress call at a time
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			score, groupScore := make([]float64, n), make([]float64, len(m.ds.Groups))
+			for u := int(next.Add(1) - 1); u < n && ctx.Err() == nil; u = int(next.Add(1) - 1) {
+				if !m.noData[u] {
+					items, scores := m.rankFriends(u, k, score)
+					top.friends.set(u, items, scores)
+					if top.groups.k > 0 {
+						m.groupScoresOf(u, score, groupScore) // score still holds f(u, .)
+						items, scores = m.rankGroups(u, top.groups.k, groupScore)
+						top.groups.set(u, items, scores)
+					}
+				}
+				if d := done.Add(1); progress != nil && d%256 == 0 {
+					report.Lock()
+					progress(float64(d) / float64(n))
+					report.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		progress(1)
+	}
+	c := *m
+	c.top = top
+	return &c, nil
+}
+
+// TopK returns the length of the precomputed lists (0: none).
+func (m *Model) TopK() int {
+	if m.top == nil {
+		return 0
+	}
+	return m.top.friends.k
+}

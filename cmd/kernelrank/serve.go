@@ -54,7 +54,7 @@ func newServeFlags(stderr io.Writer) serveFlags {
 
 		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels"),
 		noCache:    fs.Bool("no-cache", false, "cache nothing: every search computes (its rerank.cache says \"off\")"),
-		cacheDir: fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without Redis, the trained models (models/) are kept"),
+		cacheDir:   fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without Redis, the trained models (models/) are kept"),
 	}
 }
 

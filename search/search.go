@@ -99,6 +99,13 @@ func New(ix *index.Index, ld *cache.Loader, opt Options) *Engine {
 	return &Engine{ix: ix, ld: ld, opt: opt}
 }
 
+// CorpusVersion is the version of the corpus searched (index.Version):
+// every cached ranking and kernel is keyed by it.
+func (e *Engine) CorpusVersion() string { return e.ix.Version() }
+
+// Loader returns the engine's cache loader (nil: caching off).
+func (e *Engine) Loader() *cache.Loader { return e.ld }
+
 // Request is one search. The caller checks its ranges (the server has the
 // limits); the engine rejects what depends on the corpus and the
 // strategies, with errors for which IsBadInput is true.

@@ -151,10 +151,26 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 
 // ready answers 503 while the default recommender is being loaded or
 // trained (its requests would be 503s too), 200 otherwise, with every
-// model's state and served version.
+// model's state. A cache backend that does not answer (Redis gone) makes
+// the status "degraded" but stays 200: the server answers every request,
+// computing what it would have read, and taking every server of a
+// deployment out of rotation because their shared Redis is down would
+// turn a slowdown into an outage.
 func (s *Server) ready(c *gin.Context) {
-	body := gin.H{"status": "ready", "images": s.ix.Count()}
+	body := gin.H{"status": "ready", "images": s.ix.Count(), "corpus_version": s.images.CorpusVersion()}
 	status := http.StatusOK
+	if ld := s.images.Loader(); ld != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
+		defer cancel()
+		st := gin.H{"backend": ld.Cache().Backend(), "ok": true}
+		if err := ld.Health(ctx); err != nil {
+			st["ok"], st["error"] = false, err.Error()
+			body["status"] = "degraded"
+		}
+		body["cache"] = st
+	} else {
+		body["cache"] = gin.H{"backend": "off"}
+	}
 	if s.cfg.Social != nil {
 		states := s.cfg.Social.Status()
 		body["recommenders"] = states

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,23 +12,57 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
 )
 
-// jobDeps is what the retraining work of a process reads.
+// jobDeps is what the retraining work of a process runs on.
 type jobDeps struct {
 	social string // social data of jobs that name none ("": the demo network)
 	log    *slog.Logger
+	// recommend and search return the facades the work calls, opening them
+	// on first use; nil: the process runs no such jobs.
+	recommend func(context.Context) (*recommend.Service, error)
+	search    func(context.Context) (*search.Engine, error)
 }
 
+// defaultQueries is how many frequent queries a search job precomputes
+// when its spec names no number.
+const defaultQueries = 100
+
 // newHandler returns the retraining work of every target, publishing
-// under the job's id (see jobs.Handler).
+// under the job's id (see jobs.Handler): a social job retrains and
+// publishes the recommender through the recommend facade, a search job
+// stores the rankings of the most frequent queries through the search
+// facade (its version is the corpus version they were computed on).
 func newHandler(d jobDeps) jobs.Handler {
-	// TODO(integrator): pass jobs.Dispatch the social work (recommend's
-	// Retrain of spec.Social, or d.social, with spec.Learner) and the
-	// search work (the search facade's Precompute of the spec.Queries most
-	// frequent queries). Until then their jobs fail: "target X is not
-	// available on this server".
-	return jobs.Dispatch(nil, nil)
+	var socialWork, searchWork jobs.Handler
+	if d.recommend != nil {
+		socialWork = func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
+			svc, err := d.recommend(ctx)
+			if err != nil {
+				return "", err
+			}
+			return svc.Retrain(ctx, recommend.RetrainRequest{Learner: spec.Learner, DataPath: spec.Social, Version: id}, progress)
+		}
+	}
+	if d.search != nil {
+		searchWork = func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
+			e, err := d.search(ctx)
+			if err != nil {
+				return "", err
+			}
+			n := cmp.Or(spec.Queries, defaultQueries)
+			rep, err := e.Precompute(ctx, n, progress)
+			if err != nil {
+				return "", err
+			}
+			d.log.Info("search rankings precomputed", "job", id, "queries", rep.Queries, "rankings", rep.Rankings,
+				"cached", rep.Cached, "failed", rep.Failed, "took", rep.Duration)
+			return e.CorpusVersion(), nil
+		}
+	}
+	return jobs.Dispatch(socialWork, searchWork)
 }
 
 // openQueue returns the job queue: in-process without a Redis URL,

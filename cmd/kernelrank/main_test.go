@@ -98,8 +98,8 @@ func TestEnvironmentOverridesFlags(t *testing.T) {
 	if err := parse(fs.set, []string{"--window", "70"}); err != nil {
 		t.Fatal(err)
 	}
-	if *fs.addr != "127.0.0.1:9999" || *fs.window != 70 {
-		t.Errorf("addr %q window %d, want 127.0.0.1:9999 and 70", *fs.addr, *fs.window)
+	if *fs.addr != "127.0.0.1:9999" || *fs.shared.window != 70 {
+		t.Errorf("addr %q window %d, want 127.0.0.1:9999 and 70", *fs.addr, *fs.shared.window)
 	}
 	t.Setenv("KERNELRANK_MAX_K", "many")
 	if err := run(context.Background(), []string{"serve"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "KERNELRANK_MAX_K") {

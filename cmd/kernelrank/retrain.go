@@ -1,14 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
 )
 
 // retrain runs a retraining job and prints the version it published:
@@ -20,9 +25,10 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "what to retrain: social, search or all")
 	redisURL := fs.String("redis", "", "queue the job in Redis for `kernelrank worker` processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
-	queue := fs.String("queue", "kernelrank", "job queue name (with --redis)")
+	queue := fs.String("queue", jobs.DefaultQueue, "job queue name (with --redis)")
 	social := fs.String("social", "", "social data to learn from (social and all); empty: the worker's, or the demo network here")
 	learner := fs.String("learner", "", "kernel-combination learner; empty: the default")
+	root := fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "without --redis: where the models are published (models/), as `kernelrank serve --cache-dir`")
 	queries := fs.Int("queries", 0, "how many of the most frequent queries to precompute (search and all); 0: the default")
 	detach := fs.Bool("detach", false, "print the job id and return without following it (with --redis)")
 	if err := parse(fs, args); err != nil {
@@ -39,7 +45,21 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		return fmt.Errorf("retrain: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	q, err := openQueue(ctx, *redisURL, *queue, handler(jobDeps{log: log}), log)
+	deps := jobDeps{log: log}
+	if *redisURL == "" {
+		// Run here: publish to the model store the servers of this
+		// machine read. Search rankings would land in this process's own
+		// cache, which no server reads.
+		deps.recommend = (&lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
+			store, err := cache.NewDirStore(filepath.Join(*root, "models"))
+			if err != nil {
+				return nil, err
+			}
+			return newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, store, log)
+		}}).get
+		deps.search = func(context.Context) (*search.Engine, error) { return nil, errNoSearchHere }
+	}
+	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), log)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
-	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -21,40 +20,32 @@ import (
 )
 
 type serveFlags struct {
-	set                     *flag.FlagSet
-	addr, data, token       *string
-	level, format           *string
-	timeout                 *time.Duration
-	maxK, maxWindow, window *int
-	social, learner         *string
-	noSocial                *bool
-	cacheBytes              *int64
-	noCache                 *bool
-	cacheDir                *string
+	set               *flag.FlagSet
+	shared            sharedFlags
+	addr, token       *string
+	level, format     *string
+	timeout           *time.Duration
+	maxK, maxWindow   *int
+	noSocial, noCache *bool
+	cacheBytes        *int64
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return serveFlags{
-		set:       fs,
-		addr:      fs.String("addr", "127.0.0.1:8080", "address to listen on"),
-		data:      fs.String("data", "", "index directory (built with `kernelrank ingest`); empty serves the bundled demo corpus"),
-		token:     fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images, /v1/jobs); empty disables them"),
-		timeout:   fs.Duration("request-timeout", 30*time.Second, "per-request deadline"),
-		maxK:      fs.Int("max-k", 1000, "largest k a search may ask for"),
-		maxWindow: fs.Int("max-window", 1000, "largest candidate window a search may ask for"),
-		window:    fs.Int("window", 200, "default candidate window re-ranked per query"),
-		level:     fs.String("log-level", "info", "debug, info, warn or error"),
-		format:    fs.String("log-format", "text", "text or json"),
-		social: fs.String("social", "", "social data for the /v1/users recommendations: a directory in the import format, "+
-			"or ego-Facebook / BlogCatalog as published; empty serves the generated demo network"),
-		noSocial: fs.Bool("no-social", false, "serve no recommendations (the /v1/users endpoints answer 404)"),
-		learner:  fs.String("recommend-learner", recommend.DefaultLearner, "kernel-combination learner of the recommenders, trained on start"),
-
-		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels"),
-		noCache:    fs.Bool("no-cache", false, "cache nothing: every search computes (its rerank.cache says \"off\")"),
-		cacheDir:   fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without Redis, the trained models (models/) are kept"),
+		set:        fs,
+		shared:     addSharedFlags(fs, "recommend-learner"),
+		addr:       fs.String("addr", "127.0.0.1:8080", "address to listen on"),
+		token:      fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images, /v1/jobs); empty disables them"),
+		timeout:    fs.Duration("request-timeout", 30*time.Second, "per-request deadline"),
+		maxK:       fs.Int("max-k", 1000, "largest k a search may ask for"),
+		maxWindow:  fs.Int("max-window", 1000, "largest candidate window a search may ask for"),
+		level:      fs.String("log-level", "info", "debug, info, warn or error"),
+		format:     fs.String("log-format", "text", "text or json"),
+		noSocial:   fs.Bool("no-social", false, "serve no recommendations (the /v1/users endpoints answer 404)"),
+		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels (without --redis)"),
+		noCache:    fs.Bool("no-cache", false, "cache no ranking or kernel: every search computes (its rerank.cache says \"off\")"),
 	}
 }
 
@@ -63,80 +54,71 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(f.set, args); err != nil {
 		return err
 	}
+	if f.set.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", f.set.Args())
+	}
 	log, err := newLogger(stderr, *f.level, *f.format)
 	if err != nil {
 		return err
 	}
-	dir := *f.data
-	if dir == "" {
-		if dir, err = demoIndex(ctx, *f.cacheDir, log); err != nil {
-			return err
-		}
-	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
-		return fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
+	sh := f.shared
+	reg := prometheus.NewRegistry()
+	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg)
+	if err != nil {
+		return err
 	}
-	ix, err := index.Open(dir)
+	defer b.Close()
+	ix, dir, err := openIndex(ctx, *sh.data, *sh.cacheDir, log)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
+	engine := search.New(ix, b.loader, search.Options{Window: *sh.window})
+	deps := jobDeps{social: *sh.social, log: log, search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
 	if !*f.noSocial {
-		if svc, err = socialService(ctx, *f.social, *f.learner, *f.cacheDir, log); err != nil {
+		if svc, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log); err != nil {
 			return err
 		}
-	}
-	reg := prometheus.NewRegistry()
-	var ld *cache.Loader
-	if !*f.noCache {
-		mem, err := cache.NewMemory(*f.cacheBytes)
-		if err != nil {
-			return err
+		if err := svc.Start(); err != nil {
+			return fmt.Errorf("--recommend-learner: %w", err)
 		}
-		defer mem.Close()
-		ld = cache.NewLoader(mem, cache.NewMetrics(reg, mem.Backend()))
+		deps.recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
 	}
-	// Jobs run here, one at a time; --redis would share them with workers.
-	jobQueue := jobs.NewLocal(newHandler(jobDeps{social: *f.social, log: log}), 0)
-	defer jobQueue.Close()
+	// Without --redis jobs run here, one at a time; with it, in the
+	// `kernelrank worker` processes that share the queue.
+	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), log)
+	if err != nil {
+		return err
+	}
+	defer queue.Close()
+	log.Info("cache", "backend", backendName(b), "models", storeName(b, *sh.cacheDir))
 	srv := server.New(ix, server.Config{
-		Jobs:           jobQueue,
+		Jobs:           queue,
 		Social:         svc,
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
 		RequestTimeout: *f.timeout,
 		ImageDir:       filepath.Join(dir, "uploads"),
-		Search:         search.New(ix, ld, search.Options{Window: *f.window}),
+		Search:         engine,
 		Registry:       reg,
 	}, log)
 	return srv.Serve(ctx, *f.addr)
 }
 
-// socialService serves the social data in dir (the generated demo network
-// when dir is empty) with the models stored under root/models: the default
-// recommender is loaded from there, or trained and stored, in the
-// background.
-func socialService(ctx context.Context, dir, learner, root string, log *slog.Logger) (*recommend.Service, error) {
-	if dir == "" {
-		var err error
-		if dir, err = demoSocial(root, log); err != nil {
-			return nil, err
-		}
+func backendName(b *backends) string {
+	if b.cache == nil {
+		return "off"
 	}
-	store, err := cache.NewDirStore(filepath.Join(root, "models"))
-	if err != nil {
-		return nil, fmt.Errorf("model store: %w", err)
+	return b.cache.Backend()
+}
+
+func storeName(b *backends, cacheRoot string) string {
+	if b.redis != nil {
+		return "redis"
 	}
-	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
-		recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}})
-	if err != nil {
-		return nil, err
-	}
-	if err := svc.Start(); err != nil {
-		return nil, fmt.Errorf("--recommend-learner: %w", err)
-	}
-	return svc, nil
+	return filepath.Join(cacheRoot, "models")
 }
 
 // demoSocial returns the directory of the generated demo network, writing

@@ -8,18 +8,23 @@ import (
 	"io"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // worker runs the retraining jobs queued in Redis until interrupted; any
-// number of workers may share a queue.
+// number of workers may share a queue. It opens what a job needs on the
+// first job that needs it: the social data and the model store for social
+// jobs, its index (a copy of the servers' corpus) for search jobs.
 func worker(ctx context.Context, args []string, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	redisURL := fs.String("redis", "", "the Redis of the job queue: redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2 (required)")
+	sh := addSharedFlags(fs, "learner")
 	concurrency := fs.Int("concurrency", 1, "jobs run at once")
-	queue := fs.String("queue", "kernelrank", "job queue name")
-	social := fs.String("social", "", "social data of the jobs that name none; empty: the generated demo network")
+	queue := fs.String("queue", jobs.DefaultQueue, "job queue name")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	format := fs.String("log-format", "text", "text or json")
 	if err := parse(fs, args); err != nil {
@@ -28,10 +33,13 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 	if fs.NArg() > 0 {
 		return fmt.Errorf("worker: unexpected arguments %q", fs.Args())
 	}
-	if *redisURL == "" {
+	if *sh.redis == "" {
 		return errors.New("worker: --redis is required (the queue the server and `kernelrank retrain --redis` fill)")
 	}
-	ro, err := cache.ParseRedisURL(*redisURL)
+	if *concurrency < 1 {
+		return fmt.Errorf("worker: --concurrency must be at least 1, got %d", *concurrency)
+	}
+	ro, err := cache.ParseRedisURL(*sh.redis)
 	if err != nil {
 		return err
 	}
@@ -39,6 +47,27 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 	if err != nil {
 		return err
 	}
-	h := handler(jobDeps{social: *social, log: log})
+	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, prometheus.NewRegistry())
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var ix *index.Index
+	defer func() {
+		if ix != nil {
+			ix.Close()
+		}
+	}()
+	social := &lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
+		return newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log)
+	}}
+	images := &lazy[*search.Engine]{open: func(ctx context.Context) (*search.Engine, error) {
+		var err error
+		if ix, _, err = openIndex(ctx, *sh.data, *sh.cacheDir, log); err != nil {
+			return nil, err
+		}
+		return search.New(ix, b.loader, search.Options{Window: *sh.window}), nil
+	}}
+	h := handler(jobDeps{social: *sh.social, log: log, recommend: social.get, search: images.get})
 	return jobs.Worker(ctx, ro, jobs.Options{Queue: *queue, Log: log}, *concurrency, h)
 }

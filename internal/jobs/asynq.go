@@ -16,10 +16,13 @@ import (
 // taskType is the asynq task type of a job.
 const taskType = "kernelrank:retrain"
 
+// DefaultQueue is the queue of a deployment that names none.
+const DefaultQueue = "kernelrank"
+
 // Options configure an Asynq queue and its workers; zero values take the
 // defaults. Queues and workers of one deployment must agree on Queue.
 type Options struct {
-	Queue      string        // asynq queue name (default "kernelrank")
+	Queue      string        // asynq queue name (default DefaultQueue)
 	MaxRetry   int           // retries after a failed attempt (default 3)
 	Timeout    time.Duration // of one attempt (default 1 h)
 	RetryDelay time.Duration // before a failed job runs again (default 2 s)
@@ -29,7 +32,7 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Queue == "" {
-		o.Queue = "kernelrank"
+		o.Queue = DefaultQueue
 	}
 	if o.MaxRetry <= 0 {
 		o.MaxRetry = 3

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// sharedFlags are the flags of every process of a deployment (serve,
+// worker, retrain): where the shared state lives and what it is computed
+// from. Processes that should see each other's work give the same values.
+type sharedFlags struct {
+	redis, cacheDir *string
+	data, social    *string
+	learner         *string
+	window          *int
+}
+
+func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
+	return sharedFlags{
+		redis: fs.String("redis", "", "Redis shared by the servers and workers of a deployment (cache, models, jobs): "+
+			"redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2,H3:P3; empty: the in-process cache, models under --cache-dir, jobs run in the server"),
+		cacheDir: fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without --redis, the trained models (models/) are kept"),
+		data:     fs.String("data", "", "index directory (built with `kernelrank ingest`); empty: the bundled demo corpus"),
+		social: fs.String("social", "", "social data for the recommendations: a directory in the import format, "+
+			"or ego-Facebook / BlogCatalog as published; empty: the generated demo network"),
+		learner: fs.String(learnerFlag, recommend.DefaultLearner, "kernel-combination learner of the recommenders"),
+		window:  fs.Int("window", search.DefaultWindow, "default candidate window re-ranked per query (servers and workers must agree for precomputed rankings to hit)"),
+	}
+}
+
+// backends are what the processes of a deployment share: the cache of
+// rankings and learned kernels, and the store of model versions.
+type backends struct {
+	redis  *cache.Redis // nil without --redis
+	cache  cache.Cache  // nil: caching off
+	loader *cache.Loader
+	store  cache.Store
+}
+
+// openBackends opens Redis when redisURL is given (failing when it does not
+// answer), otherwise an in-process cache of cacheBytes (none when noCache)
+// and a model store under cacheRoot/models. reg receives the cache metrics.
+func openBackends(ctx context.Context, redisURL, cacheRoot string, cacheBytes int64, noCache bool, reg prometheus.Registerer) (*backends, error) {
+	b := &backends{}
+	if redisURL != "" {
+		r, err := cache.OpenRedis(ctx, redisURL, "")
+		if err != nil {
+			return nil, err
+		}
+		b.redis, b.store = r, cache.NewRedisStore(r)
+		if !noCache {
+			b.cache = r
+		}
+	} else {
+		store, err := cache.NewDirStore(filepath.Join(cacheRoot, "models"))
+		if err != nil {
+			return nil, fmt.Errorf("model store: %w", err)
+		}
+		b.store = store
+		if !noCache {
+			mem, err := cache.NewMemory(cacheBytes)
+			if err != nil {
+				return nil, err
+			}
+			b.cache = mem
+		}
+	}
+	if b.cache != nil {
+		b.loader = cache.NewLoader(b.cache, cache.NewMetrics(reg, b.cache.Backend()))
+	}
+	return b, nil
+}
+
+func (b *backends) Close() {
+	if b.cache != nil {
+		b.cache.Close()
+	} else if b.redis != nil {
+		b.redis.Close()
+	}
+}
+
+// openIndex opens the index in dir, or the demo index (built on first use
+// under cacheRoot) when dir is empty.
+func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*index.Index, string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = demoIndex(ctx, cacheRoot, log); err != nil {
+			return nil, "", err
+		}
+	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
+		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
+	}
+	ix, err := index.Open(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w (an index is opened by one process at a time: give another process a copy, with --data)", err)
+	}
+	return ix, dir, nil
+}
+
+// newSocialService serves the social data in dir (the generated demo
+// network when empty) with the models of store.
+func newSocialService(ctx context.Context, dir, learner, cacheRoot string, store cache.Store, log *slog.Logger) (*recommend.Service, error) {
+	if dir == "" {
+		var err error
+		if dir, err = demoSocial(cacheRoot, log); err != nil {
+			return nil, err
+		}
+	}
+	return recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
+		recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}})
+}
+
+// lazy opens a facade on first use and keeps it; a failed open is tried
+// again by the next job.
+type lazy[T any] struct {
+	mu   sync.Mutex
+	v    T
+	ok   bool
+	open func(context.Context) (T, error)
+}
+
+func (l *lazy[T]) get(ctx context.Context) (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ok {
+		v, err := l.open(ctx)
+		if err != nil {
+			return v, err
+		}
+		l.v, l.ok = v, true
+	}
+	return l.v, nil
+}
+
+// errNoSearchHere refuses a search job in a process whose cache no server
+// reads.
+var errNoSearchHere = errors.New("search jobs fill the servers' cache of rankings: " +
+	"run them in a server (POST /v1/jobs) or through Redis (--redis), not in a process of their own")

@@ -16,7 +16,7 @@ import (
 )
 
 // TestServiceDirStore runs the store-level service tests on a directory
-// store (the integrator runs them on Redis too).
+// store (redis_test.go runs them on Redis).
 func TestServiceDirStore(t *testing.T) {
 	testServiceStore(t, func(t *testing.T) cache.Store {
 		s, err := cache.NewDirStore(t.TempDir())

@@ -20,6 +20,19 @@ import (
 // but "lone"'s, who has no data at all.
 func newSocialServer(t *testing.T, wait time.Duration) *Server {
 	t.Helper()
+	store, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestServer(t)
+	s.cfg.Social, s.cfg.ModelWait = newSocialService(t, writeSocialDir(t), store, 0), wait
+	return s
+}
+
+// writeSocialDir writes the small network of newSocialServer and returns
+// its directory.
+func writeSocialDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"users.jsonl": `{"id":"a","tags":["jazz"]}
@@ -39,18 +52,19 @@ func newSocialServer(t *testing.T, wait time.Duration) *Server {
 			t.Fatal(err)
 		}
 	}
-	store, err := cache.NewDirStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	return dir
+}
+
+// newSocialService serves the network in dir with the models of store,
+// following its published versions every poll (0: the default).
+func newSocialService(t *testing.T, dir string, store cache.Store, poll time.Duration) *recommend.Service {
+	t.Helper()
 	svc, err := recommend.NewService(context.Background(), recommend.DirSource{Dir: dir, Options: social.ImportOptions{StopOnError: true}}, store,
-		recommend.ServiceOptions{Options: recommend.Options{Negatives: mklr.NegativeOptions{Neighbours: 1, PerUser: 2}}})
+		recommend.ServiceOptions{Options: recommend.Options{Negatives: mklr.NegativeOptions{Neighbours: 1, PerUser: 2}}, PollInterval: poll})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newTestServer(t)
-	s.cfg.Social, s.cfg.ModelWait = svc, wait
-	return s
+	return svc
 }
 
 func TestUserEndpoints(t *testing.T) {

@@ -34,6 +34,9 @@ func (s *Server) createJob(c *gin.Context) {
 		s.jobError(c, err)
 		return
 	}
+	if spec.Social == "" && spec.Target != jobs.TargetSearch {
+		spec.Social = s.cfg.SocialData // re-read what this server serves, wherever the job runs
+	}
 	j, err := s.cfg.Jobs.Enqueue(c.Request.Context(), spec)
 	if err != nil {
 		s.jobError(c, err)

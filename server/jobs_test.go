@@ -203,3 +203,28 @@ func TestJobEndpointErrors(t *testing.T) {
 		t.Errorf("closed queue: %d %v; want 503", rec.Code, body)
 	}
 }
+
+// TestJobsReadTheServersSocialData: a social (or all) job that names no
+// data re-reads the server's; one that names some keeps it; a search job
+// has none.
+func TestJobsReadTheServersSocialData(t *testing.T) {
+	st := &stepper{}
+	q := jobs.NewLocal(st.handle, 0)
+	defer q.Close()
+	s := newJobsServer(t, q)
+	s.cfg.SocialData = "/srv/social"
+	for body, want := range map[string]string{
+		`{"target":"social"}`:                     "/srv/social",
+		`{"target":"all"}`:                        "/srv/social",
+		`{"target":"social","social":"/data/fb"}`: "/data/fb",
+		`{"target":"search"}`:                     "",
+	} {
+		rec, job := do(t, s, http.MethodPost, "/v1/jobs", []byte(body), token)
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("%s: %d %v", body, rec.Code, job)
+		}
+		if got, _ := job["spec"].(map[string]any)["social"].(string); got != want {
+			t.Errorf("%s: the job reads social data %q, want %q", body, got, want)
+		}
+	}
+}

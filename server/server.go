@@ -30,6 +30,9 @@ type Config struct {
 	ImageDir       string        // where uploaded images are written (default: beside the index)
 	// Social serves the /v1/users endpoints; nil answers them 404.
 	Social *recommend.Service
+	// SocialData is the social data the server serves: a social job that
+	// names none re-reads it, on whichever worker runs it.
+	SocialData string
 	// ModelWait is how long a recommendation request waits for a model
 	// being trained before answering 503 (default 2 s).
 	ModelWait time.Duration

@@ -110,16 +110,21 @@ func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*i
 }
 
 // newSocialService serves the social data in dir (the generated demo
-// network when empty) with the models of store.
-func newSocialService(ctx context.Context, dir, learner, cacheRoot string, store cache.Store, log *slog.Logger) (*recommend.Service, error) {
+// network when empty) with the models of store; it returns the directory
+// served.
+func newSocialService(ctx context.Context, dir, learner, cacheRoot string, store cache.Store, log *slog.Logger) (*recommend.Service, string, error) {
 	if dir == "" {
 		var err error
 		if dir, err = demoSocial(cacheRoot, log); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
 		recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}})
+	return svc, dir, err
 }
 
 // lazy opens a facade on first use and keeps it; a failed open is tried

@@ -55,7 +55,8 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 			if err != nil {
 				return nil, err
 			}
-			return newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, store, log)
+			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, store, log)
+			return svc, err
 		}}).get
 		deps.search = func(context.Context) (*search.Engine, error) { return nil, errNoSearchHere }
 	}

@@ -76,8 +76,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	engine := search.New(ix, b.loader, search.Options{Window: *sh.window})
 	deps := jobDeps{social: *sh.social, log: log, search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
+	var socialDir string
 	if !*f.noSocial {
-		if svc, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log); err != nil {
+		if svc, socialDir, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log); err != nil {
 			return err
 		}
 		if err := svc.Start(); err != nil {
@@ -96,6 +97,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	srv := server.New(ix, server.Config{
 		Jobs:           queue,
 		Social:         svc,
+		SocialData:     socialDir,
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,

@@ -123,52 +123,49 @@ func TestLoaderSingleflight(t *testing.T) {
 // one key; the second waits for the first's computation instead of
 // computing it again.
 func TestLoaderAcrossProcesses(t *testing.T) {
-	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			u := url(t)
-			prefix := redistest.Prefix(t)
-			m1, m2 := NewMetrics(prometheus.NewRegistry(), "redis"), NewMetrics(prometheus.NewRegistry(), "redis")
-			l1, l2 := NewLoader(openRedisPrefix(t, u, prefix), m1), NewLoader(openRedisPrefix(t, u, prefix), m2)
-			l2.Poll = 5 * time.Millisecond
-			var n1, n2 atomic.Int32
-			started, release := make(chan struct{}), make(chan struct{})
-			first := make(chan error, 1)
-			go func() {
-				_, st, err := l1.Fetch(context.Background(), testKey, time.Hour, func(ctx context.Context) (Value, error) {
-					n1.Add(1)
-					close(started)
-					<-release
-					return kernel(), nil
-				})
-				if err == nil && st != Miss {
-					err = errors.New("first server: status " + string(st))
-				}
-				first <- err
-			}()
-			<-started
-			second := make(chan Status, 1)
-			go func() {
-				v, st, err := l2.Fetch(context.Background(), testKey, time.Hour, counted(&n2, kernel()))
-				if err != nil || !sameValue(v, kernel()) {
-					t.Errorf("second server: %+v, %v", v, err)
-				}
-				second <- st
-			}()
-			// The second server has missed twice: its lookup, then a poll
-			// while the first holds the lock.
-			eventually(t, "the second server waits", func() bool { return lookups(m2, "miss") >= 2 })
-			close(release)
-			if err := <-first; err != nil {
-				t.Fatal(err)
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		prefix := redistest.Prefix(t)
+		m1, m2 := NewMetrics(prometheus.NewRegistry(), "redis"), NewMetrics(prometheus.NewRegistry(), "redis")
+		l1, l2 := NewLoader(openRedisPrefix(t, u, prefix), m1), NewLoader(openRedisPrefix(t, u, prefix), m2)
+		l2.Poll = 5 * time.Millisecond
+		var n1, n2 atomic.Int32
+		started, release := make(chan struct{}), make(chan struct{})
+		first := make(chan error, 1)
+		go func() {
+			_, st, err := l1.Fetch(context.Background(), testKey, time.Hour, func(ctx context.Context) (Value, error) {
+				n1.Add(1)
+				close(started)
+				<-release
+				return kernel(), nil
+			})
+			if err == nil && st != Miss {
+				err = errors.New("first server: status " + string(st))
 			}
-			if st := <-second; st != Hit {
-				t.Errorf("second server: status %v, want hit", st)
+			first <- err
+		}()
+		<-started
+		second := make(chan Status, 1)
+		go func() {
+			v, st, err := l2.Fetch(context.Background(), testKey, time.Hour, counted(&n2, kernel()))
+			if err != nil || !sameValue(v, kernel()) {
+				t.Errorf("second server: %+v, %v", v, err)
 			}
-			if n1.Load() != 1 || n2.Load() != 0 {
-				t.Errorf("computations: %d by the first server, %d by the second; want 1, 0", n1.Load(), n2.Load())
-			}
-		})
-	}
+			second <- st
+		}()
+		// The second server has missed twice: its lookup, then a poll
+		// while the first holds the lock.
+		eventually(t, "the second server waits", func() bool { return lookups(m2, "miss") >= 2 })
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if st := <-second; st != Hit {
+			t.Errorf("second server: status %v, want hit", st)
+		}
+		if n1.Load() != 1 || n2.Load() != 0 {
+			t.Errorf("computations: %d by the first server, %d by the second; want 1, 0", n1.Load(), n2.Load())
+		}
+	})
 }
 
 // TestLoaderCorrupt: a value that fails its checks is never served, is

@@ -32,43 +32,41 @@ func TestOpenRedisUnreachable(t *testing.T) {
 // TestRedisKeys pins where values, locks and counters live, and their
 // TTLs (PTTL: -1 for none, -2 for no key).
 func TestRedisKeys(t *testing.T) {
-	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			r := openRedis(t, url(t))
-			c, ctx := r.Client(), context.Background()
-			k := testKey.String()
-			mustSet(t, r, k, []byte("v"), time.Hour)
-			mustSet(t, r, "forever", []byte("v"), 0)
-			// A negative TTL is no TTL too (go-redis would send KEEPTTL).
-			mustSet(t, r, "was long", []byte("v"), time.Hour)
-			mustSet(t, r, "was long", []byte("v"), -1)
-			mustLock(t, r, k, time.Minute)
-			if err := r.Incr(ctx, "queries", "cat"); err != nil {
-				t.Fatal(err)
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		r := openRedis(t, u)
+		c, ctx := r.Client(), context.Background()
+		k := testKey.String()
+		mustSet(t, r, k, []byte("v"), time.Hour)
+		mustSet(t, r, "forever", []byte("v"), 0)
+		// A negative TTL is no TTL too (go-redis would send KEEPTTL).
+		mustSet(t, r, "was long", []byte("v"), time.Hour)
+		mustSet(t, r, "was long", []byte("v"), -1)
+		mustLock(t, r, k, time.Minute)
+		if err := r.Incr(ctx, "queries", "cat"); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]struct {
+			typ      string
+			min, max time.Duration
+		}{
+			k:                   {"string", time.Hour - time.Minute, time.Hour},
+			"forever":           {"string", -1, -1},
+			"was long":          {"string", -1, -1},
+			"lock:" + k:         {"string", time.Second, time.Minute},
+			"count:queries":     {"zset", -1, -1},
+			"lock:kr:1:nothing": {"none", -2, -2},
+		} {
+			typ, err := c.Type(ctx, r.prefix+key).Result()
+			if err != nil || typ != want.typ {
+				t.Errorf("%s: type %q, %v; want %s", key, typ, err, want.typ)
 			}
-			for key, want := range map[string]struct {
-				typ      string
-				min, max time.Duration
-			}{
-				k:                   {"string", time.Hour - time.Minute, time.Hour},
-				"forever":           {"string", -1, -1},
-				"was long":          {"string", -1, -1},
-				"lock:" + k:         {"string", time.Second, time.Minute},
-				"count:queries":     {"zset", -1, -1},
-				"lock:kr:1:nothing": {"none", -2, -2},
-			} {
-				typ, err := c.Type(ctx, r.prefix+key).Result()
-				if err != nil || typ != want.typ {
-					t.Errorf("%s: type %q, %v; want %s", key, typ, err, want.typ)
-				}
-				ttl, err := c.PTTL(ctx, r.prefix+key).Result()
-				if err != nil || ttl < want.min || ttl > want.max {
-					t.Errorf("%s: TTL %v, %v; want %v..%v", key, ttl, err, want.min, want.max)
-				}
+			ttl, err := c.PTTL(ctx, r.prefix+key).Result()
+			if err != nil || ttl < want.min || ttl > want.max {
+				t.Errorf("%s: TTL %v, %v; want %v..%v", key, ttl, err, want.min, want.max)
 			}
-			if _, _, err := r.Lock(ctx, "l", 0); err == nil {
-				t.Error("a lock without TTL: no error")
-			}
-		})
-	}
+		}
+		if _, _, err := r.Lock(ctx, "l", 0); err == nil {
+			t.Error("a lock without TTL: no error")
+		}
+	})
 }

@@ -315,49 +315,47 @@ func TestRedisStoreKeys(t *testing.T) {
 // TestRedisStoreWatch: a watcher gets the current version, then each one
 // published.
 func TestRedisStoreWatch(t *testing.T) {
-	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			r := openRedis(t, url(t))
-			s := NewRedisStore(r)
-			ctx, cancel := context.WithCancel(context.Background())
-			write(t, s, "m", "v1", parts("v1"))
-			publish(t, s, "m", "v1")
-			ch, err := s.Watch(ctx, "m")
-			if err != nil {
-				t.Fatal(err)
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		r := openRedis(t, u)
+		s := NewRedisStore(r)
+		ctx, cancel := context.WithCancel(context.Background())
+		write(t, s, "m", "v1", parts("v1"))
+		publish(t, s, "m", "v1")
+		ch, err := s.Watch(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := func() string {
+			select {
+			case v := <-ch:
+				return v
+			case <-time.After(10 * time.Second):
+				t.Fatal("no version in 10 s")
+				return ""
 			}
-			next := func() string {
-				select {
-				case v := <-ch:
-					return v
-				case <-time.After(10 * time.Second):
-					t.Fatal("no version in 10 s")
-					return ""
-				}
-			}
-			if v := next(); v != "v1" {
-				t.Fatalf("first version %q, want v1", v)
-			}
-			write(t, s, "m", "v2", parts("v2"))
-			publish(t, s, "m", "v2")
-			if v := next(); v != "v2" {
-				t.Fatalf("published %q, want v2", v)
-			}
-			// A late message naming an older version: Watch reads Current.
-			if err := r.Client().Publish(ctx, r.prefix+"kr:model:{m}:published", "v1").Err(); err != nil {
-				t.Fatal(err)
-			}
-			write(t, s, "m", "v3", parts("v3"))
-			publish(t, s, "m", "v3")
-			if v := next(); v != "v3" {
-				t.Fatalf("published %q, want v3", v)
-			}
-			cancel()
-			for range ch { // closed when ctx is done
-			}
-			if _, err := s.Watch(context.Background(), "a{b"); err == nil {
-				t.Error("watch of a bad model name: no error")
-			}
-		})
-	}
+		}
+		if v := next(); v != "v1" {
+			t.Fatalf("first version %q, want v1", v)
+		}
+		write(t, s, "m", "v2", parts("v2"))
+		publish(t, s, "m", "v2")
+		if v := next(); v != "v2" {
+			t.Fatalf("published %q, want v2", v)
+		}
+		// A late message naming an older version: Watch reads Current.
+		if err := r.Client().Publish(ctx, r.prefix+"kr:model:{m}:published", "v1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		write(t, s, "m", "v3", parts("v3"))
+		publish(t, s, "m", "v3")
+		if v := next(); v != "v3" {
+			t.Fatalf("published %q, want v3", v)
+		}
+		cancel()
+		for range ch { // closed when ctx is done
+		}
+		if _, err := s.Watch(context.Background(), "a{b"); err == nil {
+			t.Error("watch of a bad model name: no error")
+		}
+	})
 }

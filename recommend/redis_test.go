@@ -12,19 +12,16 @@ import (
 // The service's store tests on a real Redis, standalone and cluster; each
 // store is a Redis client under a prefix of its own.
 func TestServiceRedisStore(t *testing.T) {
-	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			u := url(t)
-			testServiceStore(t, func(t *testing.T) cache.Store {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				r, err := cache.OpenRedis(ctx, u, redistest.Prefix(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { r.Close() })
-				return cache.NewRedisStore(r)
-			})
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		testServiceStore(t, func(t *testing.T) cache.Store {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r, err := cache.OpenRedis(ctx, u, redistest.Prefix(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close() })
+			return cache.NewRedisStore(r)
 		})
-	}
+	})
 }

@@ -12,16 +12,14 @@ import (
 // The engine's cache tests on a real Redis, standalone and cluster, each
 // under a key prefix of its own (so the cache starts empty).
 func TestEngineCacheRedis(t *testing.T) {
-	for name, url := range map[string]func(testing.TB) string{"redis": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			r, err := cache.OpenRedis(ctx, url(t), redistest.Prefix(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { r.Close() })
-			testEngineCache(t, r)
-		})
-	}
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := cache.OpenRedis(ctx, u, redistest.Prefix(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		testEngineCache(t, r)
+	})
 }

@@ -74,35 +74,33 @@ const long = 20 * time.Second // generous: workers poll every second
 
 func TestAsynqRunsAJob(t *testing.T) {
 	t.Parallel()
-	for name, url := range map[string]func(testing.TB) string{"standalone": redistest.URL, "cluster": redistest.ClusterURL} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newAsynqEnv(t, url(t))
-			w := &work{hold: make(chan struct{})}
-			e.worker(w.handle)
-			j := e.enqueue(Spec{Target: TargetSocial, Learner: "mkl-align"})
-			if j.Status != Queued || j.Attempts != 0 {
-				t.Errorf("just queued: %+v", j)
-			}
-			j = waitFor(t, e.q, j.ID, long, "running", stage("loading"))
-			if j.Fraction != 0.25 || j.Attempts != 1 || j.StartedAt.IsZero() || j.Spec.Learner != "mkl-align" {
-				t.Errorf("running: %+v", j)
-			}
-			w.hold <- struct{}{}
-			j = waitFor(t, e.q, j.ID, long, "succeeded", status(Succeeded))
-			if j.Version != j.ID || j.Fraction != 1 || j.Error != "" || j.FinishedAt.Before(j.StartedAt) {
-				t.Errorf("succeeded: %+v", j)
-			}
-			runs, published := w.counts()
-			if !slices.Equal(runs, []string{j.ID}) || !slices.Equal(published, []string{j.ID}) {
-				t.Errorf("runs %v, published %v; want one of each", runs, published)
-			}
-			// asynq keeps the completed task (Retention) beside the record.
-			if info, err := e.q.insp.GetTaskInfo(e.o.Queue, j.ID); err != nil || info.State != asynq.TaskStateCompleted {
-				t.Errorf("asynq task: %v, %v; want completed", info, err)
-			}
-		})
-	}
+	redistest.EachServer(t, func(t *testing.T, u string) {
+		t.Parallel()
+		e := newAsynqEnv(t, u)
+		w := &work{hold: make(chan struct{})}
+		e.worker(w.handle)
+		j := e.enqueue(Spec{Target: TargetSocial, Learner: "mkl-align"})
+		if j.Status != Queued || j.Attempts != 0 {
+			t.Errorf("just queued: %+v", j)
+		}
+		j = waitFor(t, e.q, j.ID, long, "running", stage("loading"))
+		if j.Fraction != 0.25 || j.Attempts != 1 || j.StartedAt.IsZero() || j.Spec.Learner != "mkl-align" {
+			t.Errorf("running: %+v", j)
+		}
+		w.hold <- struct{}{}
+		j = waitFor(t, e.q, j.ID, long, "succeeded", status(Succeeded))
+		if j.Version != j.ID || j.Fraction != 1 || j.Error != "" || j.FinishedAt.Before(j.StartedAt) {
+			t.Errorf("succeeded: %+v", j)
+		}
+		runs, published := w.counts()
+		if !slices.Equal(runs, []string{j.ID}) || !slices.Equal(published, []string{j.ID}) {
+			t.Errorf("runs %v, published %v; want one of each", runs, published)
+		}
+		// asynq keeps the completed task (Retention) beside the record.
+		if info, err := e.q.insp.GetTaskInfo(e.o.Queue, j.ID); err != nil || info.State != asynq.TaskStateCompleted {
+			t.Errorf("asynq task: %v, %v; want completed", info, err)
+		}
+	})
 }
 
 func TestAsynqCancel(t *testing.T) {

@@ -36,21 +36,34 @@ func missing(t testing.TB, what string) {
 // URL returns the shared standalone Redis, or skips.
 func URL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvRedis)
-	if u == "" {
-		missing(t, EnvRedis)
-	}
-	return u
+	return fromEnv(t, EnvRedis)
 }
 
 // ClusterURL returns the shared Redis Cluster, or skips.
 func ClusterURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvCluster)
+	return fromEnv(t, EnvCluster)
+}
+
+func fromEnv(t testing.TB, env string) string {
+	t.Helper()
+	u := os.Getenv(env)
 	if u == "" {
-		missing(t, EnvCluster)
+		missing(t, env)
 	}
 	return u
+}
+
+// EachServer runs f in a subtest for the shared standalone Redis
+// ("redis") and for the shared cluster ("cluster"), each skipped (or
+// failed under CI) when absent.
+func EachServer(t *testing.T, f func(t *testing.T, url string)) {
+	for _, s := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{{"redis", URL}, {"cluster", ClusterURL}} {
+		t.Run(s.name, func(t *testing.T) { f(t, s.url(t)) })
+	}
 }
 
 // Prefix returns a key prefix no other test uses, for tests sharing a server.

@@ -227,6 +227,15 @@ func TestLoaderRedisDown(t *testing.T) {
 
 	srv.Stop()
 	fetch(t, l, counted(&n, kernel()), kernel(), Miss)
+	// Within Backoff the backend is not asked again: no new error.
+	gets := testutil.ToFloat64(l.m.errors.WithLabelValues("get"))
+	fetch(t, l, counted(&n, kernel()), kernel(), Miss)
+	if got := testutil.ToFloat64(l.m.errors.WithLabelValues("get")); got != gets || gets == 0 {
+		t.Errorf("get errors %v then %v: want one, then none while backing off", gets, got)
+	}
+	if got := testutil.ToFloat64(l.m.results.WithLabelValues(testKey.Kind, "skipped")); got != 1 {
+		t.Errorf("%v lookups skipped while backing off, want 1", got)
+	}
 	if err := l.Health(ctx); err == nil {
 		t.Error("health: nil with Redis stopped")
 	}
@@ -241,8 +250,8 @@ func TestLoaderRedisDown(t *testing.T) {
 	}
 	fetch(t, l, counted(&n, kernel()), kernel(), Miss)
 	fetch(t, l, counted(&n, kernel()), kernel(), Hit)
-	if n.Load() != 3 {
-		t.Errorf("%d computations, want 3 (first, Redis down, Redis emptied)", n.Load())
+	if n.Load() != 4 {
+		t.Errorf("%d computations, want 4 (first, twice with Redis down, Redis emptied)", n.Load())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 )
 
 // sharedFlags are the flags of every process of a deployment (serve,
@@ -40,6 +41,16 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 	}
 }
 
+// redisLog sends go-redis' own messages (a failed dial, a pool event) to
+// the process's log at debug level: the cache counts and reports a Redis
+// that fails (/readyz, metrics), and a Redis gone would otherwise print a
+// line on every attempt.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
 // backends are what the processes of a deployment share: the cache of
 // rankings and learned kernels, and the store of model versions.
 type backends struct {
@@ -51,10 +62,12 @@ type backends struct {
 
 // openBackends opens Redis when redisURL is given (failing when it does not
 // answer), otherwise an in-process cache of cacheBytes (none when noCache)
-// and a model store under cacheRoot/models. reg receives the cache metrics.
-func openBackends(ctx context.Context, redisURL, cacheRoot string, cacheBytes int64, noCache bool, reg prometheus.Registerer) (*backends, error) {
+// and a model store under cacheRoot/models. reg receives the cache metrics,
+// log the Redis client's messages.
+func openBackends(ctx context.Context, redisURL, cacheRoot string, cacheBytes int64, noCache bool, reg prometheus.Registerer, log *slog.Logger) (*backends, error) {
 	b := &backends{}
 	if redisURL != "" {
+		redis.SetLogger(redisLog{log})
 		r, err := cache.OpenRedis(ctx, redisURL, "")
 		if err != nil {
 			return nil, err

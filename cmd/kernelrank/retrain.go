@@ -13,7 +13,6 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
-	"github.com/kernelrank/kernelrank/search"
 )
 
 // retrain runs a retraining job and prints the version it published:
@@ -47,9 +46,11 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	deps := jobDeps{log: log}
 	if *redisURL == "" {
+		if spec.Target != jobs.TargetSocial {
+			return fmt.Errorf("retrain --target %s: %w", spec.Target, errNoSearchHere)
+		}
 		// Run here: publish to the model store the servers of this
-		// machine read. Search rankings would land in this process's own
-		// cache, which no server reads.
+		// machine read.
 		deps.recommend = (&lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
 			store, err := cache.NewDirStore(filepath.Join(*root, "models"))
 			if err != nil {
@@ -58,7 +59,6 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, store, log)
 			return svc, err
 		}}).get
-		deps.search = func(context.Context) (*search.Engine, error) { return nil, errNoSearchHere }
 	}
 	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), log)
 	if err != nil {

@@ -62,9 +62,18 @@ func TestRetrainHere(t *testing.T) {
 	}
 
 	errOut.Reset()
-	err = retrain(context.Background(), []string{"--target", "all", "--learner", "broken"}, &out, &errOut, steps(&published, &mu))
+	err = retrain(context.Background(), []string{"--target", "social", "--learner", "broken"}, &out, &errOut, steps(&published, &mu))
 	if err == nil || !strings.Contains(err.Error(), "failed: the learner diverged") {
 		t.Errorf("a failing job: %v", err)
+	}
+
+	// Rankings computed here would fill this process's cache, which no
+	// server reads: refused before anything runs.
+	for _, target := range []string{"search", "all"} {
+		err = retrain(context.Background(), []string{"--target", target}, &out, &errOut, steps(&published, &mu))
+		if !errors.Is(err, errNoSearchHere) || len(published) != 1 {
+			t.Errorf("--target %s without --redis: %v, published %v", target, err, published)
+		}
 	}
 
 	// Interrupted: the job is cancelled and publishes nothing.

@@ -63,7 +63,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	sh := f.shared
 	reg := prometheus.NewRegistry()
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg)
+	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg, log)
 	if err != nil {
 		return err
 	}

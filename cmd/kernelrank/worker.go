@@ -47,7 +47,7 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 	if err != nil {
 		return err
 	}
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, prometheus.NewRegistry())
+	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, prometheus.NewRegistry(), log)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,8 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := eval.ImagesConfig{Progress: stderr}
 	fs.StringVar(&cfg.Data, "data", "", "Mulan ARFF (XML beside it) or JSONL corpus with labels and features; default Corel5k from ../shared/data")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the noisy tags, the query split and the tie-breaks")
-	fs.Float64Var(&cfg.Keep, "keep", 0.8, "probability that a true keyword is kept as a tag")
-	fs.Float64Var(&cfg.Swap, "swap", 0.7, "probability that one kept tag is swapped for another image's keyword")
+	fs.Float64Var(&cfg.Keep, "keep", 0.8, "probability that a true keyword is kept as a tag (a JSONL corpus: given, its tags become the noisy copy of its labels)")
+	fs.Float64Var(&cfg.Swap, "swap", 0.7, "probability that one kept tag is swapped for another image's keyword (likewise)")
 	fs.IntVar(&cfg.Window, "window", 200, "candidates re-ranked per query")
 	fs.IntVar(&cfg.MinImages, "min-images", 40, "labels with at least this many true images are the queries")
 	fs.IntVar(&cfg.Workers, "workers", 2, "queries evaluated in parallel")
@@ -42,6 +42,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Keep < 0 || cfg.Keep > 1 || cfg.Swap < 0 || cfg.Swap > 1 {
 		return errors.New("--keep and --swap are probabilities in [0, 1]")
 	}
+	// A JSONL corpus keeps its own tags unless --keep or --swap asks for
+	// the noisy copy of its labels.
+	fs.Visit(func(f *flag.Flag) { cfg.NoisyJSONL = cfg.NoisyJSONL || f.Name == "keep" || f.Name == "swap" })
 	rep, err := eval.Images(ctx, cfg)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,11 +31,15 @@ type ImagesConfig struct {
 	// JSONL corpus whose lines carry "labels"; empty means Corel5k in ../shared/data.
 	Data       string
 	Seed       int64
-	Keep, Swap float64 // noisy-tag probabilities (Mulan corpora only)
-	Window     int     // candidates per query (200)
-	MinImages  int     // a label is a query when it has at least this many true images (40)
-	Workers    int     // queries evaluated in parallel
-	Quick      bool    // one configuration per method (no validation grid): for tests
+	Keep, Swap float64 // noisy-tag probabilities
+	// NoisyJSONL makes a JSONL corpus's tags the seeded noisy copy of its
+	// labels (Keep, Swap), as for a Mulan corpus; otherwise its own tags
+	// are used as given.
+	NoisyJSONL bool
+	Window     int  // candidates per query (200)
+	MinImages  int  // a label is a query when it has at least this many true images (40)
+	Workers    int  // queries evaluated in parallel
+	Quick      bool // one configuration per method (no validation grid): for tests
 	Progress   io.Writer
 }
 
@@ -56,6 +61,9 @@ type ImagesReport struct {
 	// the test and validation halves, with the configuration chosen on validation.
 	Test, Val []Row
 	Chosen    map[string]string // method/variant -> chosen parameters
+	// Tags says where the tags came from: the noisy copy of the labels,
+	// or a JSONL corpus's own.
+	Tags string
 }
 
 // config is one kernel to evaluate: a strategy with parameters.
@@ -160,7 +168,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	items, labels, err := loadLabelled(cfg)
+	items, labels, tags, err := loadLabelled(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +269,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}}
+	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags}
 	halves := func(per [][]float64) (v, t []float64) {
 		return meanAt(per[:len(val)]), meanAt(per[len(val):])
 	}
@@ -422,20 +430,22 @@ func meanAt(per [][]float64) []float64 {
 	return out
 }
 
-// loadLabelled loads the corpus and its ground truth; for a Mulan corpus the
-// tags are the seeded noisy copy of the true keywords.
-func loadLabelled(cfg ImagesConfig) ([]item, []string, error) {
+// loadLabelled loads the corpus and its ground truth; for a Mulan corpus
+// (and a JSONL one with NoisyJSONL) the tags are the seeded noisy copy of
+// the true keywords.
+func loadLabelled(cfg ImagesConfig) (items []item, labels []string, tags string, err error) {
+	noisy := fmt.Sprintf("the noisy copy of the labels (keep %.2f, swap %.2f)", cfg.Keep, cfg.Swap)
 	path := cfg.Data
 	if path == "" {
 		dir, ok := dataset.DataDir()
 		if !ok {
-			return nil, nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_DATA)")
+			return nil, nil, "", errors.New("no --data given and ../shared/data not found (set KERNELRANK_DATA)")
 		}
 		ml, err := dataset.LoadCorel5k(dir)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
-		return fromMulan(ml, cfg), ml.LabelNames, nil
+		return fromMulan(ml, cfg), ml.LabelNames, noisy, nil
 	}
 	if strings.HasSuffix(path, ".arff") {
 		xml := strings.TrimSuffix(path, ".arff") + ".xml"
@@ -444,11 +454,38 @@ func loadLabelled(cfg ImagesConfig) ([]item, []string, error) {
 		}
 		ml, err := dataset.LoadMulan(path, xml)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
-		return fromMulan(ml, cfg), ml.LabelNames, nil
+		return fromMulan(ml, cfg), ml.LabelNames, noisy, nil
 	}
-	return loadJSONL(path)
+	if items, labels, err = loadJSONL(path); err != nil || !cfg.NoisyJSONL {
+		return items, labels, "the corpus's own", err
+	}
+	noisyTags(items, labels, cfg)
+	return items, labels, noisy, nil
+}
+
+// noisyTags replaces the items' tags by the seeded noisy copy of their
+// labels (sorted label names), as fromMulan does.
+func noisyTags(items []item, labels []string, cfg ImagesConfig) {
+	index := make(map[string]int, len(labels))
+	for i, l := range labels {
+		index[l] = i
+	}
+	truth := make([][]int, len(items))
+	for i, it := range items {
+		for _, l := range it.doc.Labels {
+			truth[i] = append(truth[i], index[l])
+		}
+		sort.Ints(truth[i])
+		truth[i] = slices.Compact(truth[i])
+	}
+	for i, tags := range dataset.NoisyTags(truth, cfg.Keep, cfg.Swap, cfg.Seed) {
+		items[i].doc.Tags = items[i].doc.Tags[:0]
+		for _, l := range tags {
+			items[i].doc.Tags = append(items[i].doc.Tags, labels[l])
+		}
+	}
 }
 
 func fromMulan(ml *dataset.MultiLabel, cfg ImagesConfig) []item {
@@ -516,8 +553,8 @@ func loadJSONL(path string) ([]item, []string, error) {
 // PrintImages writes the report as the paper's table: Top-N accuracy in %,
 // test half, with the reference points of the issue for comparison.
 func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
-	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d, seed %d, keep %.2f swap %.2f\n\n",
-		rep.Images, rep.Validation, rep.Tests, cfg.Window, cfg.Seed, cfg.Keep, cfg.Swap)
+	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d, seed %d, tags: %s\n\n",
+		rep.Images, rep.Validation, rep.Tests, cfg.Window, cfg.Seed, rep.Tags)
 	fmt.Fprintf(w, "%-13s %-28s", "method", "variant")
 	for _, n := range Cutoffs {
 		fmt.Fprintf(w, " %6s", fmt.Sprintf("Top%d", n))

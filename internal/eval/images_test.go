@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	_ "github.com/kernelrank/kernelrank/learners/all"
 )
@@ -99,5 +101,62 @@ func TestImagesJSONL(t *testing.T) {
 	}
 	if _, err := Images(context.Background(), ImagesConfig{Data: filepath.Join(dir, "missing.jsonl")}); err == nil {
 		t.Error("a missing corpus gave no error")
+	}
+}
+
+// TestJSONLNoisyTags: asked for (--keep / --swap), a JSONL corpus's tags
+// become the seeded noisy copy of its labels, the same as NoisyTags gives
+// for their indices; keep 1 and swap 0 copies the labels exactly.
+func TestJSONLNoisyTags(t *testing.T) {
+	mk := func() []item {
+		var items []item
+		for i := range 50 {
+			d := index.Doc{ID: fmt.Sprint("x", i), Tags: []string{"given"}, Labels: []string{"b", "a"}}
+			if i%3 == 0 {
+				d.Labels = []string{"c"}
+			}
+			items = append(items, item{doc: d})
+		}
+		return items
+	}
+	labels := []string{"a", "b", "c"}
+
+	items := mk()
+	noisyTags(items, labels, ImagesConfig{Keep: 1, Swap: 0, Seed: 1})
+	for i, it := range items {
+		want := []string{"a", "b"}
+		if i%3 == 0 {
+			want = []string{"c"}
+		}
+		if !slices.Equal(it.doc.Tags, want) {
+			t.Fatalf("keep 1, swap 0: item %d has tags %v, want its labels %v", i, it.doc.Tags, want)
+		}
+	}
+
+	items = mk()
+	cfg := ImagesConfig{Keep: 0.5, Swap: 0.7, Seed: 7}
+	noisyTags(items, labels, cfg)
+	truth := make([][]int, len(items))
+	for i := range truth {
+		truth[i] = []int{0, 1}
+		if i%3 == 0 {
+			truth[i] = []int{2}
+		}
+	}
+	changed := 0
+	for i, tags := range dataset.NoisyTags(truth, cfg.Keep, cfg.Swap, cfg.Seed) {
+		var want []string
+		for _, l := range tags {
+			want = append(want, labels[l])
+		}
+		if !slices.Equal(items[i].doc.Tags, want) {
+			t.Fatalf("item %d: tags %v, want NoisyTags' %v", i, items[i].doc.Tags, want)
+		}
+		if !slices.Equal(want, []string{"a", "b"}) && !slices.Equal(want, []string{"c"}) {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("keep 0.5, swap 0.7 changed no image's tags")
 	}
 }

@@ -68,6 +68,13 @@ type ServiceOptions struct {
 	// Keep is the number of versions of a model kept after a publish, the
 	// current one among them (default 3).
 	Keep int
+	// Locks, when set (the deployment's shared cache: Redis), makes the
+	// servers that start together over an empty store train a model once:
+	// one trains and publishes under the lock, the others wait for its
+	// version and load it (up to TrainLockTTL, then train themselves).
+	Locks cache.Cache
+	// TrainLockTTL bounds that wait (default 10 min).
+	TrainLockTTL time.Duration
 }
 
 // Service serves recommendations over a social data source, one model per
@@ -129,6 +136,9 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 	}
 	if opts.Keep <= 0 {
 		opts.Keep = 3
+	}
+	if opts.TrainLockTTL <= 0 {
+		opts.TrainLockTTL = 10 * time.Minute
 	}
 	s := &Service{life: life, src: src, store: store, opts: opts, log: opts.Log, slots: map[string]*slot{}}
 	d, err := s.loadData(life, "")
@@ -272,6 +282,14 @@ func (s *Service) bringUp(sl *slot) error {
 		log.Warn("the published recommender cannot be served; training one", "version", version, "err", err)
 	case !errors.Is(err, cache.ErrMiss):
 		log.Warn("the model store failed; training", "err", err)
+	default: // none published: train once across the servers starting now
+		unlock, m := s.trainLock(sl, log)
+		if m != nil {
+			s.loaded.Add(1)
+			s.serve(sl, m, "store", "", time.Since(start))
+			return nil
+		}
+		defer unlock()
 	}
 	s.mu.Lock()
 	sl.state, sl.since = "training", time.Now()
@@ -392,6 +410,54 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 	defer s.mu.Unlock()
 	sl.model.Store(m)
 	sl.state, sl.source, sl.err, sl.warning, sl.took = "ready", source, nil, warning, took
+}
+
+// trainLock takes the cross-process lock on training sl's model (a no-op
+// without ServiceOptions.Locks) and returns its release. While another
+// process holds it, it waits for that process's version, polling the
+// store, and returns it loaded (unlock nil) when it fits this data; it
+// gives up after TrainLockTTL, or when the version does not fit, and then
+// the caller trains.
+func (s *Service) trainLock(sl *slot, log *slog.Logger) (unlock func(), m *Model) {
+	noop := func() {}
+	if s.opts.Locks == nil {
+		return noop, nil
+	}
+	name := "train:" + sl.name
+	deadline := time.Now().Add(s.opts.TrainLockTTL)
+	for time.Now().Before(deadline) {
+		unlock, ok, err := s.opts.Locks.Lock(s.life, name, s.opts.TrainLockTTL)
+		switch {
+		case err != nil:
+			log.Warn("the training lock failed; training", "err", err)
+			return noop, nil
+		case ok:
+			// A version may have been published since we looked.
+			if v, err := s.store.Current(s.life, sl.name); err == nil {
+				if m, err := Load(s.life, s.store, sl.name, v, s.data.Load().ds, s.data.Load().version); err == nil {
+					unlock()
+					return nil, m
+				}
+			}
+			return unlock, nil
+		}
+		if v, err := s.store.Current(s.life, sl.name); err == nil {
+			d := s.data.Load()
+			m, err := Load(s.life, s.store, sl.name, v, d.ds, d.version)
+			if err != nil {
+				log.Warn("the version another server trained cannot be served; training", "version", v, "err", err)
+				return noop, nil
+			}
+			log.Info("loaded the recommender another server trained", "version", v)
+			return nil, m
+		}
+		select {
+		case <-s.life.Done():
+			return noop, nil
+		case <-time.After(s.opts.PollInterval):
+		}
+	}
+	return noop, nil
 }
 
 // RetrainRequest is what a retraining job asks for.

@@ -123,9 +123,10 @@ func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*i
 }
 
 // newSocialService serves the social data in dir (the generated demo
-// network when empty) with the models of store; it returns the directory
-// served.
-func newSocialService(ctx context.Context, dir, learner, cacheRoot string, store cache.Store, log *slog.Logger) (*recommend.Service, string, error) {
+// network when empty) with the models of b's store; with Redis, servers
+// starting together train a missing model once (b's locks). It returns the
+// directory served.
+func newSocialService(ctx context.Context, dir, learner, cacheRoot string, b *backends, log *slog.Logger) (*recommend.Service, string, error) {
 	if dir == "" {
 		var err error
 		if dir, err = demoSocial(cacheRoot, log); err != nil {
@@ -135,8 +136,11 @@ func newSocialService(ctx context.Context, dir, learner, cacheRoot string, store
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, store,
-		recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}})
+	opts := recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}}
+	if b.redis != nil {
+		opts.Locks = b.redis
+	}
+	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, b.store, opts)
 	return svc, dir, err
 }
 

@@ -56,7 +56,7 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 			if err != nil {
 				return nil, err
 			}
-			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, store, log)
+			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &backends{store: store}, log)
 			return svc, err
 		}}).get
 	}

@@ -78,7 +78,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var svc *recommend.Service
 	var socialDir string
 	if !*f.noSocial {
-		if svc, socialDir, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log); err != nil {
+		if svc, socialDir, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
 			return err
 		}
 		if err := svc.Start(); err != nil {

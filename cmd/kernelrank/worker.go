@@ -59,7 +59,7 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 		}
 	}()
 	social := &lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
-		svc, _, err := newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b.store, log)
+		svc, _, err := newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
 		return svc, err
 	}}
 	images := &lazy[*search.Engine]{open: func(ctx context.Context) (*search.Engine, error) {

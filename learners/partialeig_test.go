@@ -227,3 +227,73 @@ func TestPartialEigenPackedSpectrum(t *testing.T) {
 	checkPartial(t, "packed", &pe, a, 40, 120)
 	checkPartial(t, "packed tail", &pe, a, 95, 120)
 }
+
+// The fused reduction and gonum's Dsytrd give the same eigenvalues and the
+// same positive eigenvectors (up to sign), also on matrices with zero
+// columns below the diagonal (tau = 0 steps) and exact low rank.
+func TestPartialEigenFusedMatchesDsytrd(t *testing.T) {
+	lowRank := func(n, r int, seed uint64) *mat.SymDense {
+		vals := make([]float64, n)
+		for i := 0; i < r; i++ {
+			vals[n-1-i] = float64(i+1) / float64(r)
+		}
+		vals[0] = -2
+		return withSpectrum(vals, seed)
+	}
+	block := mat.NewSymDense(8, nil) // a zero row and column in the middle
+	for i := 0; i < 8; i++ {
+		for j := i; j < 8; j++ {
+			if i != 3 && j != 3 {
+				block.SetSym(i, j, float64((i*7+j*3)%5)-2)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a    *mat.SymDense
+	}{
+		{"random 1", randomSym(1, 1)}, {"random 2", randomSym(2, 2)}, {"random 3", randomSym(3, 3)},
+		{"random 90", randomSym(90, 9)}, {"low rank", lowRank(70, 12, 4)}, {"zero column", block},
+	} {
+		n := c.a.SymmetricDim()
+		var fused, ref PartialEigen
+		ref.GonumTridiag = true
+		if err := fused.Factorize(c.a); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.Factorize(c.a); err != nil {
+			t.Fatal(err)
+		}
+		fv, rv := fused.Values(nil), ref.Values(nil)
+		scale := math.Max(math.Abs(rv[0]), math.Abs(rv[n-1]))
+		for i := range fv {
+			if d := math.Abs(fv[i] - rv[i]); d > 1e-13*float64(n)*math.Max(scale, 1) {
+				t.Fatalf("%s: eigenvalue %d: %g vs %g", c.name, i, fv[i], rv[i])
+			}
+		}
+		lo := 0
+		for lo < n && rv[lo] <= 1e-8*scale {
+			lo++
+		}
+		if lo == n {
+			continue
+		}
+		var fz, rz mat.Dense
+		if err := fused.VectorsTo(&fz, lo, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.VectorsTo(&rz, lo, n); err != nil {
+			t.Fatal(err)
+		}
+		// The projections onto the positive eigenspace agree.
+		fp := FromEigen(fv[lo:], &fz, 0)
+		rp := FromEigen(rv[lo:], &rz, 0)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if d := math.Abs(fp.At(i, j) - rp.At(i, j)); d > 1e-10*math.Max(scale, 1) {
+					t.Fatalf("%s: A+ (%d,%d) differs by %g", c.name, i, j, d)
+				}
+			}
+		}
+	}
+}

@@ -58,9 +58,15 @@ func corelWindow(tb testing.TB, keyword string) []Candidate {
 func BenchmarkRerank200(b *testing.B) {
 	cands := corelWindow(b, "sky")
 	for _, c := range []struct{ name, strategy, params string }{
+		// npk at the server's setting (the defaults: budget 1, where the
+		// visual constraints bind on 17% of the kNN pairs of this window)
+		// and at a slack one (budget 0.1, like the budgets validation picks).
 		{"npk-full", "npk", `{}`},
 		{"npk-rank10", "npk", `{"rank":10}`},
 		{"npk-rank30", "npk", `{"rank":30}`},
+		{"npk-full-slack", "npk", `{"budget":0.1}`},
+		{"npk-rank10-slack", "npk", `{"rank":10,"budget":0.1}`},
+		{"npk-rank30-slack", "npk", `{"rank":30,"budget":0.1}`},
 		{"poly", "poly", `{}`},
 		{"rbf", "rbf", `{}`},
 		{"linear", "linear", `{}`},

@@ -38,6 +38,7 @@ type solver struct {
 	bestS float64 // scaling of the best candidate
 	evals int
 	iter  int
+	deg   []float64 // scratch of firstStep
 }
 
 func (s *solver) gap() float64 {
@@ -123,6 +124,7 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 	if err := accept(x, d, g); err != nil {
 		return false, false, err
 	}
+	nrmX := pr.nrm
 	if s.gap() <= s.cfg.tol {
 		return true, false, nil
 	}
@@ -192,6 +194,11 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 				}
 			}
 			gamma = 1 / math.Max(gmax, 1e-300)
+			if !s.cfg.legacy {
+				if c := s.firstStep(dir, nrmX); c > 0 {
+					gamma = c
+				}
+			}
 		}
 		floats.Scale(gamma, dir)
 		for k := nmem - 1; k >= 0; k-- {
@@ -271,6 +278,7 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 		copy(x, trial)
 		copy(g, gt)
 		d = dt
+		nrmX = pr.nrm
 		if s.gap() <= s.cfg.tol {
 			return true, false, nil
 		}
@@ -284,4 +292,51 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 		}
 	}
 	return false, false, nil
+}
+
+// firstStep returns the step gamma = u.u / kappa along the (masked) gradient
+// u from an estimate of the curvature of -D along u:
+// kappa = u.u / C + c sqrt(B) ||L_u||_F^2 / ||A_+||_F, the second term the
+// scale of that of sqrt(B) ||A_+||_F (whose gradient A_+ / ||A_+|| is about
+// 2 / ||A_+||-Lipschitz in A) along A = M - L_alpha, with c = 0.5 measured
+// (18 Corel5k windows of 150 images at budgets 0.3, 1, 3: 280 factorisations
+// in all at full rank, against 345 with the unit move and 294 with c = 2;
+// neutral at low rank). It replaces the unit move of the first step (and of
+// a restart), which overshot by 50-500x and cost about four backtracking
+// evaluations. Only the step changes: Armijo still accepts it, and the
+// iteration and its certificate are as before. 0 when nrm = 0.
+func (s *solver) firstStep(u []float64, nrm float64) float64 {
+	pr := s.pr
+	if !(nrm > 0) {
+		return 0
+	}
+	deg := s.deg
+	if len(deg) != pr.n {
+		deg = make([]float64, pr.n)
+		s.deg = deg
+	}
+	for i := range deg {
+		deg[i] = 0
+	}
+	uu, off := 0.0, 0.0
+	for e, x := range u {
+		if x == 0 {
+			continue
+		}
+		p := pr.pairs[e]
+		deg[p.I] += x
+		deg[p.J] += x
+		uu += x * x
+	}
+	// ||L_u||_F^2 in the basis: for full rank sum deg^2 + 2 sum u^2; the
+	// low-rank V^T L_u V has a Frobenius norm no larger.
+	off = 2 * uu
+	for _, d := range deg {
+		off += d * d
+	}
+	kappa := uu/pr.c + 0.5*pr.sqrtB*off/nrm
+	if !(kappa > 0) {
+		return 0
+	}
+	return uu / kappa
 }

@@ -64,6 +64,7 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 		return nil, fmt.Errorf("%w: no pair of candidates is among each other's %d nearest neighbours; use neighbors=union or a larger k", learners.ErrInput, cfg.k)
 	}
 	pr := &problem{n: n, pairs: pairs, c: cfg.c}
+	pr.pe.GonumTridiag = cfg.legacy
 
 	// Distances: scaled to mean 1 over the constrained pairs, so that C and
 	// the budget mean the same for features of any scale.

@@ -52,16 +52,16 @@ type KernelWeight struct {
 
 // SocialReport is the outcome of the protocol.
 type SocialReport struct {
-	Format           string
-	Mode             social.Mode
-	Users, Groups    int
-	Friendships      int
-	HiddenFriends    int
-	HiddenMembers    int
-	FriendTestUsers  int
-	GroupTestUsers   int
-	Rows             []SocialRow
-	Weights          []KernelWeight
+	Format          string
+	Mode            social.Mode
+	Users, Groups   int
+	Friendships     int
+	HiddenFriends   int
+	HiddenMembers   int
+	FriendTestUsers int
+	GroupTestUsers  int
+	Rows            []SocialRow
+	Weights         []KernelWeight
 	// Served is how the served model (the "served" row) chose its friend
 	// scorer on its own training friendships.
 	Served           recommend.Selection

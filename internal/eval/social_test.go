@@ -147,7 +147,7 @@ func TestSocialOnTheDemoNetwork(t *testing.T) {
 // without content into tags and faves.
 func TestTagsFaves(t *testing.T) {
 	ds := &social.Dataset{Format: "x", Groups: []string{"g0", "g1"}, Friends: [][2]int{{0, 1}}, Memberships: [][2]int{{0, 0}, {1, 1}},
-		Users: []social.User{{ID: "a", Tags: []string{"t"}, Places: []string{"p"}, Photos: []social.Photo{{ID: "x"}}}, {ID: "b", Faves: []string{"f"}}},
+		Users:    []social.User{{ID: "a", Tags: []string{"t"}, Places: []string{"p"}, Photos: []social.Photo{{ID: "x"}}}, {ID: "b", Faves: []string{"f"}}},
 		Comments: []social.Comment{{Author: 0, Owner: 1, Count: 1}}}
 	v := TagsFaves(ds)
 	if len(v.Groups)+len(v.Memberships)+len(v.Comments) != 0 || !slices.Equal(v.Friends, ds.Friends) || len(v.Users[0].Photos) != 0 ||

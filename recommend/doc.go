@@ -5,7 +5,11 @@
 // logistic regression on user pairs (package learners/mklr) scores the
 // social strength f(u, v) of every pair.
 //
-// Friends of u are the non-friends v ranked by f(u, v); groups are the
+// Friends of u are the non-friends v ranked by the friend scorer Train
+// chose on friendships it held out of its training data (select.go): f(u,
+// v), the combined kernel alone or Adamic-Adar, whichever ranked the
+// held-out friends best, so that the served ranking is never one that did
+// worse on the deployment's own data than another candidate; groups are the
 // groups u is not in, ranked by s(g, u), the expected number of u's
 // friends among g's members (section 7.4.3 sums f: see GroupScores). Every
 // recommendation carries its explanation: the contribution

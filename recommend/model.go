@@ -56,8 +56,12 @@ type Options struct {
 	// kernels.
 	MKLR      mklr.Options
 	Negatives mklr.NegativeOptions
+	// Select configures the choice of the friend scorer on held-out
+	// training friendships (on by default; Select.Scorer fixes one).
+	Select SelectOptions
 	// Seed seeds the negatives, the import candidates, the kernels' random
-	// features and the order among equal scores (default 1).
+	// features, the validation friendships and the order among equal
+	// scores (default 1).
 	Seed uint64
 	// Log receives the progress of training (nil: none).
 	Log *slog.Logger
@@ -86,6 +90,8 @@ type Stats struct {
 	// Warnings says what stopped short (a learner or a refit that did not
 	// converge: its last iterate is used).
 	Warnings []string
+	// Selection says which scorer ranks friends and how it was chosen.
+	Selection Selection
 }
 
 // KernelWeight is one learned weight.
@@ -102,6 +108,7 @@ type Model struct {
 	weights   []float64
 	combined  learners.KernelMatrix
 	strength  *mklr.Model
+	scorer    string // what ranks friends: one of Scorers
 	relations        // the view's
 	noData    []bool // users with no relation and no content at all
 	userTie   []int  // rank among equal scores: seeded permutations
@@ -139,13 +146,47 @@ func (m *Model) Strength(u, v int) float64 { return sigmoid(m.Score(u, v) - m.of
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
 // Train builds the kernels of ds over view, learns their weights with the
-// learner and trains the strength model on view's friendships. Errors wrap
-// ErrLearner (the learner cannot be used here), learners.ErrInput (the data
-// cannot give what is needed: no friendships, a listed kernel the data has
-// not), or are ctx's. A learner or refit that stops short is not an error:
-// its last iterate is used and Stats.Warnings says so.
+// learner and trains the strength model on view's friendships. Unless
+// opts.Select.Scorer fixes one, it chooses the friend scorer (Scorers: mklr, the
+// combined kernel alone or Adamic-Adar) on validation friendships held out
+// of view: the same pipeline trained on the rest ranks them for their ends,
+// and the scorer with the best mean average precision ranks friends in the
+// model trained on all of view (whose mklr still gives the strengths and
+// the group scores). Errors wrap ErrLearner (the learner cannot be used
+// here), learners.ErrInput (the data cannot give what is needed: no
+// friendships, a listed kernel the data has not), or are ctx's. A learner
+// or refit that stops short is not an error: its last iterate is used and
+// Stats.Warnings says so.
 func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {
 	opts.defaults()
+	if opts.Select.Scorer != "" && !slices.Contains(Scorers, opts.Select.Scorer) {
+		return nil, fmt.Errorf("%w: unknown friend scorer %q (%s)", learners.ErrInput, opts.Select.Scorer, strings.Join(Scorers, ", "))
+	}
+	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
+	m, err := trainPipeline(ctx, ds, view, opts, logf)
+	if err != nil {
+		return nil, err
+	}
+	sel := Selection{Scorer: opts.Select.Scorer, Reason: "fixed by the options"}
+	if sel.Scorer == "" {
+		if sel, err = selectScorer(ctx, ds, view, opts, logf); err != nil {
+			return nil, err
+		}
+		args := []any{"scorer", sel.Scorer, "validation_edges", sel.Edges, "validation_users", sel.Users, "took", sel.Took.Round(time.Millisecond)}
+		for _, c := range sel.Candidates {
+			args = append(args, c.Scorer, fmt.Sprintf("MAP %.4f P@10 %.4f", c.MAP, c.P10))
+		}
+		if sel.Reason != "" {
+			args = append(args, "reason", sel.Reason)
+		}
+		logf("friend scorer chosen", args...)
+	}
+	m.scorer, m.stats.Selection = sel.Scorer, sel
+	return m, nil
+}
+
+// trainPipeline is Train without the choice of the scorer: it ranks by mklr.
+func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (*Model, error) {
 	spec, err := usable(opts.Learner, opts.Target)
 	if err != nil {
 		return nil, err
@@ -166,10 +207,9 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st,
+	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st, scorer: ScorerMKLR,
 		full:       slices.Equal(view.Friends, ds.Friends) && slices.Equal(view.Memberships, ds.Memberships),
 		customBase: opts.MKLR.Base != nil, dataVersion: ds.Version()}
-	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
 
 	start := time.Now()
 	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", cmp.Or(opts.Kernels.Mode, social.ModeDefault))
@@ -221,6 +261,7 @@ func (o *Options) defaults() {
 	if o.Negatives.Seed == 0 {
 		o.Negatives.Seed = o.Seed
 	}
+	o.Select.defaults()
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}

@@ -12,10 +12,15 @@ import (
 // FriendRec is one recommended friend and why.
 type FriendRec struct {
 	User string `json:"user"`
-	// Score is f(u, v), the log-odds of the strength model (fitted on
-	// about as many non-friend pairs as friends); Strength is the
-	// probability that u and v are friends, corrected to the population's
-	// rate of friendship (Model.Strength).
+	// Score is what the model ranks candidates by (Model.FriendScorer,
+	// chosen on held-out training friendships): for mklr f(u, v), the
+	// log-odds of the strength model (fitted on about as many non-friend
+	// pairs as friends); for kernel the combined kernel K(u, v); for
+	// adamic-adar the Adamic-Adar score (plus its tie-break, under 1e-9 of
+	// it). Strength is always the strength model's probability that u and
+	// v are friends, corrected to the population's rate of friendship
+	// (Model.Strength): mklr is trained whichever scorer ranks, and gives
+	// the group scores.
 	Score    float64 `json:"score"`
 	Strength float64 `json:"strength"`
 	// Kernel is the combined kernel K_u(u, v), the sum of the
@@ -83,7 +88,7 @@ func (m *Model) noDataReason(u int) string {
 }
 
 // RecommendFriends ranks the users that are neither u nor u's friends by
-// f(u, v) and returns the top k (fewer when there are fewer), ties in a
+// the model's friend scorer (FriendScores) and returns the top k (fewer when there are fewer), ties in a
 // seeded order. A user with no data at all gets no items and a reason.
 func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 	if err := checkArgs(m, u, k); err != nil {
@@ -154,14 +159,14 @@ func (m *Model) topFriends(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.friends.k {
 		return m.top.friends.row(u, k)
 	}
-	return m.rankFriends(u, k, make([]float64, m.ds.N()))
+	return m.rankFriends(u, k, make([]float64, m.ds.N()), nil)
 }
 
-// rankFriends ranks the users that are neither u nor u's friends by
-// f(u, v) and returns the top k and their scores; score is scratch of
-// length N.
-func (m *Model) rankFriends(u, k int, score []float64) ([]int, []float64) {
-	m.strength.ScoreAll(u, score)
+// rankFriends ranks the users that are neither u nor u's friends by the
+// friend scorer and returns the top k and their scores; score and scratch
+// (nil: allocated when needed) have length N.
+func (m *Model) rankFriends(u, k int, score, scratch []float64) ([]int, []float64) {
+	m.friendScores(m.scorer, u, score, scratch)
 	top := topK(score, m.userTie, k, func(v int) bool { return v == u || contains(m.friends[u], v) })
 	return top, pick(score, top)
 }

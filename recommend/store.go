@@ -53,6 +53,7 @@ type settings struct {
 	Kernels   social.KernelOptions `json:"kernels"`
 	MKLR      mklrSettings         `json:"mklr"`
 	Negatives mklr.NegativeOptions `json:"negatives"`
+	Select    SelectOptions        `json:"select"`
 	Seed      uint64               `json:"seed"`
 }
 
@@ -71,7 +72,7 @@ type mklrSettings struct {
 // settingsOf returns the settings of opts, defaults applied.
 func settingsOf(opts Options) (settings, error) {
 	opts.defaults()
-	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Seed: opts.Seed,
+	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Select: opts.Select, Seed: opts.Seed,
 		MKLR: mklrSettings{opts.MKLR.Pair, opts.MKLR.C, opts.MKLR.MaxImport, opts.MKLR.Candidates, opts.MKLR.Tol,
 			opts.MKLR.NoIntercept, opts.MKLR.KernelTerm, opts.MKLR.Seed}}
 	if len(opts.Params) > 0 {
@@ -113,6 +114,9 @@ type meta struct {
 	KernelTerm  bool            `json:"kernel_term"`
 	Gamma       float64         `json:"gamma"`
 	Strength    mklr.Stats      `json:"strength_stats"`
+	// Scorer ranks friends (Scorers); a model stored before the choice
+	// existed has none and ranks by mklr.
+	Scorer string `json:"scorer,omitempty"`
 	// Check holds f at the first imports; Load compares the rebuilt
 	// model's scores with them.
 	Check   []float64 `json:"check"`
@@ -141,7 +145,7 @@ func (m *Model) Encode() (map[string][]byte, error) {
 	st := m.strength.State()
 	md := meta{Layout: layoutVersion, Settings: m.settings, DataVersion: m.DataVersion(), Users: m.ds.N(), Groups: len(m.ds.Groups),
 		Stats: m.stats, Offset: m.offset, Pair: st.Pair, Bias: st.Bias, KernelTerm: st.KernelTerm, Gamma: st.Gamma,
-		Strength: st.Stats, Created: time.Now().UTC()}
+		Strength: st.Stats, Scorer: m.scorer, Created: time.Now().UTC()}
 	for _, p := range st.Imports[:min(len(st.Imports), checkPairs)] {
 		md.Check = append(md.Check, m.Score(p.I, p.J))
 	}
@@ -232,6 +236,9 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 		return nil, err
 	}
 	m := &Model{ds: ds, settings: md.Settings, stats: md.Stats, offset: md.Offset, full: true, dataVersion: dataVersion, version: version}
+	if m.scorer, err = checkScorer(md.Scorer); err != nil {
+		return nil, fmt.Errorf("%s: part meta: %w", where, err)
+	}
 	if err := m.rebuildKernels(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}

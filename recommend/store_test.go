@@ -2,7 +2,9 @@ package recommend_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -254,6 +256,7 @@ func TestStoreName(t *testing.T) {
 	for _, o := range []recommend.Options{
 		{Seed: 2}, {Learner: "uniform"}, {Target: recommend.TargetGroups}, {Params: []byte(`{"x":1}`)},
 		{Kernels: social.KernelOptions{Mode: social.ModeCosine}},
+		{Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR}}, {Select: recommend.SelectOptions{Fraction: 0.2}},
 	} {
 		if n := name(o); seen[n] {
 			t.Errorf("%+v: name %s taken", o, n)
@@ -263,5 +266,76 @@ func TestStoreName(t *testing.T) {
 	}
 	if _, err := recommend.StoreName(recommend.Options{Params: []byte(`{`)}); !errors.Is(err, recommend.ErrLearner) {
 		t.Errorf("bad params: %v", err)
+	}
+}
+
+// TestStoredScorers: a model ranking friends by each scorer, written and
+// loaded back, ranks them by the same scorer with the same answers, through
+// its precomputed lists and without; a meta part without the scorer (a
+// model stored before the choice) loads as mklr, an unknown one fails.
+func TestStoredScorers(t *testing.T) {
+	ds := demoData(t)
+	for _, s := range recommend.Scorers {
+		m := train(t, ds, recommend.Options{Learner: "uniform", Select: recommend.SelectOptions{Scorer: s}})
+		loaded := roundTrip(t, m, ds, 12)
+		if m.FriendScorer() != s || loaded.FriendScorer() != s || loaded.Stats().Selection.Scorer != s {
+			t.Fatalf("scorer %s: trained %s, loaded %s (%+v)", s, m.FriendScorer(), loaded.FriendScorer(), loaded.Stats().Selection)
+		}
+		for u := range ds.N() {
+			sameAnswers(t, m, loaded, u, 10, 1e-12)
+		}
+		sameAnswers(t, m, loaded, 5, 30, 1e-12)
+	}
+
+	ctx := context.Background()
+	m := train(t, ds, recommend.Options{Learner: "uniform", Select: recommend.SelectOptions{Scorer: recommend.ScorerKernel}})
+	parts, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withScorer := func(scorer any) map[string][]byte {
+		v, err := cache.Decode(parts["meta"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md map[string]any
+		if err := json.Unmarshal(v.Bytes, &md); err != nil {
+			t.Fatal(err)
+		}
+		if md["scorer"] != recommend.ScorerKernel {
+			t.Fatalf("meta scorer %v", md["scorer"])
+		}
+		if scorer == nil {
+			delete(md, "scorer")
+		} else {
+			md["scorer"] = scorer
+		}
+		js, _ := json.Marshal(md)
+		b, err := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := maps.Clone(parts)
+		out["meta"] = b
+		return out
+	}
+	if err := store.Write(ctx, "m", "old", withScorer(nil)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := recommend.Load(ctx, store, "m", "old", ds, ds.Version())
+	if err != nil || old.FriendScorer() != recommend.ScorerMKLR {
+		t.Fatalf("a meta without scorer: %v, scorer %v", err, old)
+	}
+	mklr := train(t, ds, recommend.Options{Learner: "uniform", Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR}})
+	sameAnswers(t, mklr, old, 3, 10, 1e-12)
+	if err := store.Write(ctx, "m", "bogus", withScorer("bogus")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recommend.Load(ctx, store, "m", "bogus", ds, ds.Version()); err == nil || !strings.Contains(err.Error(), `unknown friend scorer "bogus"`) {
+		t.Errorf("unknown scorer: %v", err)
 	}
 }

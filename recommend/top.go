@@ -76,13 +76,16 @@ func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			score, groupScore := make([]float64, n), make([]float64, len(m.ds.Groups))
+			score, scratch, groupScore := make([]float64, n), make([]float64, n), make([]float64, len(m.ds.Groups))
 			for u := int(next.Add(1) - 1); u < n && ctx.Err() == nil; u = int(next.Add(1) - 1) {
 				if !m.noData[u] {
-					items, scores := m.rankFriends(u, k, score)
+					items, scores := m.rankFriends(u, k, score, scratch)
 					top.friends.set(u, items, scores)
 					if top.groups.k > 0 {
-						m.groupScoresOf(u, score, groupScore) // score still holds f(u, .)
+						if m.scorer != ScorerMKLR {
+							m.strength.ScoreAll(u, score)
+						} // else score still holds f(u, .)
+						m.groupScoresOf(u, score, groupScore)
 						items, scores = m.rankGroups(u, top.groups.k, groupScore)
 						top.groups.set(u, items, scores)
 					}

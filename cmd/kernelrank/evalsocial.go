@@ -11,7 +11,7 @@ import (
 	"github.com/kernelrank/kernelrank/social"
 )
 
-const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--json]"
+const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--variant tags-faves] [--json]"
 
 // evalSocial runs the friend and group recommendation protocol.
 func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -23,6 +23,7 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the hidden edges and memberships, the samples and the tie-breaks")
 	mode := fs.String("preprocess", string(social.ModeDefault), "kernel preprocessing: default (mean diagonal 1), cosine (unit diagonal) or thesis (section 7.5.1 as written)")
 	fs.IntVar(&cfg.MaxUsers, "max-users", 0, "evaluate a seeded sample of this many test users per task (0: all)")
+	fs.StringVar(&cfg.Variant, "variant", "", "transform the data first: tags-faves keeps the friendships, tags and favourites only (places become favourites; a data set without content gets its groups as tags and favourites)")
 	fs.IntVar(&cfg.Workers, "workers", 2, "users scored in parallel")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array")
 	if err := parse(fs, args); err != nil {
@@ -36,6 +37,9 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if cfg.MaxUsers < 0 {
 		return fmt.Errorf("--max-users must be >= 0, got %d", cfg.MaxUsers)
+	}
+	if cfg.Variant != "" && cfg.Variant != eval.VariantTagsFaves {
+		return fmt.Errorf("--variant %q: use %s", cfg.Variant, eval.VariantTagsFaves)
 	}
 	rep, err := eval.Social(ctx, cfg)
 	if err != nil {

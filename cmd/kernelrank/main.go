@@ -40,7 +40,7 @@ Usage:
   kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N]
                            [--reps N] [--workers N] [--json] [--dataset PATH]...
   kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default]
-                         [--max-users N] [--json]
+                         [--max-users N] [--variant tags-faves] [--json]
 
 Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
 by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
@@ -27,6 +29,9 @@ type SocialConfig struct {
 	Seed     int64
 	Mode     social.Mode // kernel preprocessing: thesis or default
 	MaxUsers int         // test users per task, a seeded sample (0: all)
+	// Variant transforms the data set before the protocol: "" (none) or
+	// VariantTagsFaves.
+	Variant  string
 	Workers  int
 	Progress io.Writer
 }
@@ -47,16 +52,19 @@ type KernelWeight struct {
 
 // SocialReport is the outcome of the protocol.
 type SocialReport struct {
-	Format           string
-	Mode             social.Mode
-	Users, Groups    int
-	Friendships      int
-	HiddenFriends    int
-	HiddenMembers    int
-	FriendTestUsers  int
-	GroupTestUsers   int
-	Rows             []SocialRow
-	Weights          []KernelWeight
+	Format          string
+	Mode            social.Mode
+	Users, Groups   int
+	Friendships     int
+	HiddenFriends   int
+	HiddenMembers   int
+	FriendTestUsers int
+	GroupTestUsers  int
+	Rows            []SocialRow
+	Weights         []KernelWeight
+	// Served is how the served model (the "served" row) chose its friend
+	// scorer on its own training friendships.
+	Served           recommend.Selection
 	Notes            []string
 	alignfRegistered bool
 }
@@ -64,10 +72,12 @@ type SocialReport struct {
 // SocialMetrics are the metrics of the protocol, in report order.
 var SocialMetrics = []string{"P@1", "P@10", "R@10", "NDCG@10", "MAP"}
 
-// scorer fills score[v] for every candidate v of user u (higher is better).
+// scorer fills score[v] for every candidate v of user u (higher is better),
+// or, when order is set, ranks the candidates itself (best first).
 type scorer struct {
 	name  string
 	score func(u int, score []float64)
+	order func(u int) ([]int, error)
 }
 
 // Social runs the protocol of the social issue: hide 10% of the friendships
@@ -97,6 +107,13 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 	ds, _, err := social.LoadDir(dir, social.ImportOptions{})
 	if err != nil {
 		return nil, err
+	}
+	switch cfg.Variant {
+	case "":
+	case VariantTagsFaves:
+		ds = TagsFaves(ds)
+	default:
+		return nil, fmt.Errorf("unknown variant %q (%s)", cfg.Variant, VariantTagsFaves)
 	}
 	rep := &SocialReport{Format: ds.Format, Mode: cfg.Mode, Users: ds.N(), Groups: len(ds.Groups), Friendships: len(ds.Friends)}
 	_, rep.alignfRegistered = learners.Lookup("alignf")
@@ -173,9 +190,9 @@ func graphScorers(adj [][]int) []scorer {
 		}
 	}
 	return []scorer{
-		{"common-neighbours", func(u int, score []float64) { common(u, score, func(int) float64 { return 1 }) }},
-		{"adamic-adar", func(u int, score []float64) { common(u, score, aa) }},
-		{"jaccard", func(u int, score []float64) {
+		{name: "common-neighbours", score: func(u int, score []float64) { common(u, score, func(int) float64 { return 1 }) }},
+		{name: "adamic-adar", score: func(u int, score []float64) { common(u, score, aa) }},
+		{name: "jaccard", score: func(u int, score []float64) {
 			common(u, score, func(int) float64 { return 1 })
 			for v, cn := range score {
 				if union := float64(len(adj[u])+len(adj[v])) - cn; union > 0 {
@@ -189,7 +206,7 @@ func graphScorers(adj [][]int) []scorer {
 // kernelScorer ranks by one row of a kernel; single base kernels are named
 // "kernel/NAME" to keep them apart from the baselines.
 func kernelScorer(name string, k learners.KernelMatrix) scorer {
-	return scorer{name, func(u int, score []float64) { k.Row(u, score) }}
+	return scorer{name: name, score: func(u int, score []float64) { k.Row(u, score) }}
 }
 
 // recommenderScorers trains the recommender of each combination learner
@@ -208,6 +225,7 @@ func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.Vie
 		m, err := recommend.Train(ctx, ds, view, recommend.Options{
 			Learner: name, Target: target, Seed: uint64(cfg.Seed),
 			Kernels: social.KernelOptions{Mode: cfg.Mode},
+			Select:  recommend.SelectOptions{Scorer: recommend.ScorerMKLR}, // the fixed pipeline
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s+mklr (%s task): %w", name, task, err)
@@ -222,9 +240,28 @@ func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.Vie
 		if name == "alignf" {
 			out = append(out, asKernel(name, m.Combined()))
 		}
-		out = append(out, scorer{name + "+mklr", strength(m)})
+		out = append(out, scorer{name: name + "+mklr", score: strength(m)})
 	}
 	return out, nil
+}
+
+// servedScorer trains what the server serves with its default settings
+// (recommend.Options{}: its seed, its kernels, the friend scorer chosen on
+// validation friendships held out of view) and ranks friends exactly as it
+// answers (Model.FriendRanking, its own tie order). The test friendships
+// are not in view: they take no part in the choice.
+func servedScorer(ctx context.Context, ds *social.Dataset, view social.View, rep *SocialReport, progress io.Writer) (scorer, error) {
+	fmt.Fprintf(progress, "friends: training the served model (default options)\n")
+	m, err := recommend.Train(ctx, ds, view, recommend.Options{})
+	if err != nil {
+		return scorer{}, fmt.Errorf("served model: %w", err)
+	}
+	rep.Served = m.Stats().Selection
+	for _, w := range m.Stats().Warnings {
+		rep.Notes = append(rep.Notes, "friends task, served: "+w)
+	}
+	n := ds.N()
+	return scorer{name: "served", order: func(u int) ([]int, error) { return m.FriendRanking(u, n) }}, nil
 }
 
 func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
@@ -249,6 +286,13 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 		return err
 	}
 	scorers = append(scorers, learned...)
+	if rep.alignfRegistered {
+		served, err := servedScorer(ctx, ds, view, rep, progress)
+		if err != nil {
+			return err
+		}
+		scorers = append(scorers, served)
+	}
 	users := testUsers(hiddenAdj, cfg.MaxUsers, rng)
 	rep.FriendTestUsers = len(users)
 	tie := rng.Perm(n)
@@ -256,6 +300,12 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 		excluded := adj[u]
 		return rankCandidates(n, score, tie, func(v int) bool { return v == u || contains(excluded, v) },
 			func(v int) bool { return contains(hiddenAdj[u], v) })
+	}, func(u int, items []int) []bool {
+		ranked := make([]bool, len(items))
+		for i, v := range items {
+			ranked[i] = contains(hiddenAdj[u], v)
+		}
+		return ranked
 	}, func(u int) int { return len(hiddenAdj[u]) })
 	if err != nil {
 		return err
@@ -298,7 +348,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	vote := func(name string, f func(u int, row []float64)) scorer {
 		row := make([]float64, n)
 		var mu sync.Mutex
-		return scorer{name, func(u int, score []float64) {
+		return scorer{name: name, score: func(u int, score []float64) {
 			mu.Lock() // one row buffer per scorer: scorers are shared by workers
 			defer mu.Unlock()
 			f(u, row)
@@ -324,7 +374,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	scorers := []scorer{
 		vote("friend-vote", friendRow(func(int) float64 { return 1 })),
 		vote("adamic-adar", friendRow(func(v int) float64 { return 1 / math.Log(math.Max(2, float64(len(adj[v])))) })),
-		{"jaccard", func(u int, score []float64) {
+		{name: "jaccard", score: func(u int, score []float64) {
 			for g := range score {
 				inter := 0
 				for _, v := range members[g] {
@@ -363,7 +413,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", func(u int, score []float64) []bool {
 		return rankCandidates(m, score, tie, func(g int) bool { return contains(userGroups[u], g) },
 			func(g int) bool { return slices.Contains(hiddenGroups[u], g) })
-	}, func(u int) int { return len(hiddenGroups[u]) })
+	}, nil, func(u int) int { return len(hiddenGroups[u]) })
 	if err != nil {
 		return err
 	}
@@ -424,7 +474,7 @@ func rankCandidates(n int, score []float64, tie []int, excluded, relevant func(i
 // forUsers scores every user with every scorer in parallel and returns
 // per[scorer][metric][user] values.
 func forUsers(ctx context.Context, users []int, workers, size int, scorers []scorer, progress io.Writer, task string,
-	rank func(u int, score []float64) []bool, total func(u int) int) ([][][]float64, error) {
+	rank func(u int, score []float64) []bool, relevance func(u int, items []int) []bool, total func(u int) int) ([][][]float64, error) {
 	per := make([][][]float64, len(scorers))
 	for s := range per {
 		per[s] = make([][]float64, len(SocialMetrics))
@@ -435,6 +485,7 @@ func forUsers(ctx context.Context, users []int, workers, size int, scorers []sco
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var failed error
 	done := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -444,8 +495,20 @@ func forUsers(ctx context.Context, users []int, workers, size int, scorers []sco
 			for i := range jobs {
 				u := users[i]
 				for s, sc := range scorers {
-					sc.score(u, score)
-					ranked := rank(u, score)
+					var ranked []bool
+					if sc.order != nil {
+						items, err := sc.order(u)
+						if err != nil {
+							mu.Lock()
+							failed = cmp.Or(failed, fmt.Errorf("%s, user %d: %w", sc.name, u, err))
+							mu.Unlock()
+							continue
+						}
+						ranked = relevance(u, items)
+					} else {
+						sc.score(u, score)
+						ranked = rank(u, score)
+					}
 					t := total(u)
 					vals := []float64{metrics.PrecisionAt(ranked, 1), metrics.PrecisionAt(ranked, 10),
 						metrics.RecallAt(ranked, 10, t), metrics.NDCGAt(ranked, 10, t), metrics.AveragePrecision(ranked, t)}
@@ -475,7 +538,7 @@ feed:
 	close(jobs)
 	wg.Wait()
 	fmt.Fprintln(progress)
-	return per, err
+	return per, cmp.Or(err, failed)
 }
 
 func (rep *SocialReport) addRows(task string, scorers []scorer, per [][][]float64) {
@@ -511,6 +574,16 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 		}
 		fmt.Fprintln(w)
 	}
+	if sel := rep.Served; sel.Scorer != "" {
+		fmt.Fprintf(w, "\nserved: friends ranked by %s, chosen on %d held-out training friendships (%d users scored, %v)\n",
+			sel.Scorer, sel.Edges, sel.Users, sel.Took.Round(time.Millisecond))
+		if sel.Reason != "" {
+			fmt.Fprintf(w, "served: %s\n", sel.Reason)
+		}
+		for _, c := range sel.Candidates {
+			fmt.Fprintf(w, "served: validation %-12s MAP %.4f P@10 %.4f\n", c.Scorer, c.MAP, c.P10)
+		}
+	}
 	if len(rep.Weights) > 0 {
 		fmt.Fprintf(w, "\nlearned kernel weights (Table 7.3)\n")
 		for _, kw := range rep.Weights {
@@ -519,4 +592,35 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 	}
 	fmt.Fprint(w, "\nReference (independent implementation, ego-Facebook, seed 1): friends adamic-adar P@1 .56, P@10 .26, MAP .47;\n"+
 		"thesis-mode alignf P@1 about .13; groups friend-vote P@1 about .74.\n")
+}
+
+// VariantTagsFaves names the variant of a data set with tags and
+// favourites but no groups, photos, places or comments (TagsFaves).
+const VariantTagsFaves = "tags-faves"
+
+// TagsFaves returns a copy of ds with the friendships, profile tags and
+// favourites only, like a music network with user tags and favourite
+// artists. The places become favourites (ego-Facebook: the location and
+// hometown features); photos, comments and memberships are dropped. A data
+// set with no tags, places or faves at all (BlogCatalog) gets its groups
+// as content instead: a member of an even-numbered group has its name as a
+// tag, of an odd-numbered one as a favourite.
+func TagsFaves(ds *social.Dataset) *social.Dataset {
+	out := &social.Dataset{Format: ds.Format + "/" + VariantTagsFaves, Friends: ds.Friends, Users: make([]social.User, ds.N())}
+	content := false
+	for u, usr := range ds.Users {
+		out.Users[u] = social.User{ID: usr.ID, Tags: usr.Tags, Attrs: usr.Attrs, Faves: append(slices.Clone(usr.Faves), usr.Places...)}
+		content = content || len(usr.Tags)+len(usr.Places)+len(usr.Faves) > 0
+	}
+	if !content {
+		for _, e := range ds.Memberships {
+			usr := &out.Users[e[0]]
+			if e[1]%2 == 0 {
+				usr.Tags = append(usr.Tags, ds.Groups[e[1]])
+			} else {
+				usr.Faves = append(usr.Faves, ds.Groups[e[1]])
+			}
+		}
+	}
+	return out
 }

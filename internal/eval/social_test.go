@@ -2,13 +2,17 @@ package eval
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/internal/metrics"
 	_ "github.com/kernelrank/kernelrank/learners/all"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/social"
 )
 
 func TestHideFriends(t *testing.T) {
@@ -96,5 +100,64 @@ func TestSocialOnTheDemoNetwork(t *testing.T) {
 	}
 	for _, m := range []string{"uniform+mklr", "kernel/visual", "kernel/comments", "kernel/faves"} {
 		get("friends", m, "P@10")
+	}
+
+	// The served row is what a model trained with the default options on
+	// the visible friendships answers through RecommendFriends.
+	ds, _, err := social.LoadDir(dir, social.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ds.N()
+	rng := rand.New(rand.NewPCG(1, 0x50c1a1))
+	visible, hidden := hideFriends(n, ds.Friends, 0.1, rng)
+	hiddenAdj := adjacency(n, hidden)
+	m, err := recommend.Train(context.Background(), ds, social.View{Friends: visible, Memberships: ds.Memberships}, recommend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := m.Stats().Selection; sel.Scorer != rep.Served.Scorer || !slices.Equal(sel.Candidates, rep.Served.Candidates) || sel.Reason != "" {
+		t.Errorf("served selection %+v, direct %+v", rep.Served, sel)
+	}
+	users := testUsers(hiddenAdj, 0, rng)
+	var p1, p10, ap []float64
+	for _, u := range users {
+		got, err := m.RecommendFriends(u, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked := make([]bool, len(got.Items))
+		for r, it := range got.Items {
+			v, _ := ds.UserIndex(it.User)
+			ranked[r] = slices.Contains(hiddenAdj[u], v)
+		}
+		p1 = append(p1, metrics.PrecisionAt(ranked, 1))
+		p10 = append(p10, metrics.PrecisionAt(ranked, 10))
+		ap = append(ap, metrics.AveragePrecision(ranked, len(hiddenAdj[u])))
+	}
+	for metric, vals := range map[string][]float64{"P@1": p1, "P@10": p10, "MAP": ap} {
+		if got, want := get("friends", "served", metric), metrics.Mean(vals); math.Abs(got-want) > 1e-12 {
+			t.Errorf("served %s = %v, direct Train+RecommendFriends %v", metric, got, want)
+		}
+	}
+}
+
+// TestTagsFaves: the variant keeps the friendships, tags and faves, turns
+// places into faves, drops the rest, and turns the groups of a data set
+// without content into tags and faves.
+func TestTagsFaves(t *testing.T) {
+	ds := &social.Dataset{Format: "x", Groups: []string{"g0", "g1"}, Friends: [][2]int{{0, 1}}, Memberships: [][2]int{{0, 0}, {1, 1}},
+		Users:    []social.User{{ID: "a", Tags: []string{"t"}, Places: []string{"p"}, Photos: []social.Photo{{ID: "x"}}}, {ID: "b", Faves: []string{"f"}}},
+		Comments: []social.Comment{{Author: 0, Owner: 1, Count: 1}}}
+	v := TagsFaves(ds)
+	if len(v.Groups)+len(v.Memberships)+len(v.Comments) != 0 || !slices.Equal(v.Friends, ds.Friends) || len(v.Users[0].Photos) != 0 ||
+		!slices.Equal(v.Users[0].Tags, []string{"t"}) || !slices.Equal(v.Users[0].Faves, []string{"p"}) || len(v.Users[0].Places) != 0 ||
+		!slices.Equal(v.Users[1].Faves, []string{"f"}) {
+		t.Errorf("variant %+v", v)
+	}
+	bare := &social.Dataset{Groups: ds.Groups, Friends: ds.Friends, Memberships: ds.Memberships, Users: []social.User{{ID: "a"}, {ID: "b"}}}
+	v = TagsFaves(bare)
+	if len(v.Memberships) != 0 || !slices.Equal(v.Users[0].Tags, []string{"g0"}) || !slices.Equal(v.Users[1].Faves, []string{"g1"}) {
+		t.Errorf("variant of a data set without content %+v", v)
 	}
 }

@@ -98,7 +98,7 @@ func selectScorer(ctx context.Context, ds *social.Dataset, view social.View, opt
 	so.defaults()
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5e1ec7))
 	n := ds.N()
-	visible, held := holdOut(n, view.Friends, so.Fraction, so.MinEdges, rng)
+	visible, held := social.HoldOut(n, view.Friends, max(int(math.Round(so.Fraction*float64(len(view.Friends)))), so.MinEdges), rng)
 	sel := Selection{Scorer: ScorerMKLR, Edges: len(held)}
 	if len(held) < so.MinEdges {
 		sel.Reason = fmt.Sprintf("only %d friendships can be held out (each end keeping 2 visible friends), fewer than %d: mklr is served unvalidated", len(held), so.MinEdges)
@@ -221,40 +221,6 @@ func (m *Model) validate(u int, score []float64, relevant []int) (ap, p10 float6
 		}
 	}
 	return ap / float64(len(relevant)), p10
-}
-
-// holdOut walks a seeded permutation of the friendships and holds each out
-// while both ends keep at least 2 visible friends, until max(frac of them,
-// minEdges) are held out or the walk ends.
-func holdOut(n int, friends [][2]int, frac float64, minEdges int, rng *rand.Rand) (visible, held [][2]int) {
-	deg := make([]int, n)
-	for _, e := range friends {
-		deg[e[0]]++
-		deg[e[1]]++
-	}
-	target := max(int(math.Round(frac*float64(len(friends)))), minEdges)
-	hide := make([]bool, len(friends))
-	count := 0
-	for _, idx := range rng.Perm(len(friends)) {
-		if count == target {
-			break
-		}
-		e := friends[idx]
-		if deg[e[0]] > 2 && deg[e[1]] > 2 {
-			hide[idx] = true
-			deg[e[0]]--
-			deg[e[1]]--
-			count++
-		}
-	}
-	for idx, e := range friends {
-		if hide[idx] {
-			held = append(held, e)
-		} else {
-			visible = append(visible, e)
-		}
-	}
-	return visible, held
 }
 
 // friendScores sets dst[v] to the named scorer's score of u and v for

@@ -132,37 +132,9 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 	return rep, nil
 }
 
-// hideFriends walks a seeded permutation of the friendships and hides each
-// while both ends keep at least 2 visible friends, until frac of them are hidden.
+// hideFriends hides frac of the friendships for testing (social.HoldOut).
 func hideFriends(n int, friends [][2]int, frac float64, rng *rand.Rand) (visible, hidden [][2]int) {
-	deg := make([]int, n)
-	for _, e := range friends {
-		deg[e[0]]++
-		deg[e[1]]++
-	}
-	target := int(frac * float64(len(friends)))
-	hide := make([]bool, len(friends))
-	count := 0
-	for _, idx := range rng.Perm(len(friends)) {
-		if count == target {
-			break
-		}
-		e := friends[idx]
-		if deg[e[0]] > 2 && deg[e[1]] > 2 {
-			hide[idx] = true
-			deg[e[0]]--
-			deg[e[1]]--
-			count++
-		}
-	}
-	for idx, e := range friends {
-		if hide[idx] {
-			hidden = append(hidden, e)
-		} else {
-			visible = append(visible, e)
-		}
-	}
-	return visible, hidden
+	return social.HoldOut(n, friends, int(frac*float64(len(friends))), rng)
 }
 
 func adjacency(n int, edges [][2]int) [][]int {

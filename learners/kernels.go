@@ -58,6 +58,30 @@ func Intersection(x *mat.Dense) *mat.SymDense {
 	return k
 }
 
+// HistogramIntersection scales each row of x to sum 1 and returns the
+// intersection kernel of these histograms (on 0/1 features the unscaled
+// intersection would equal the linear kernel). Negative features are an
+// input error: the kernel compares histograms.
+func HistogramIntersection(x *mat.Dense) (*mat.SymDense, error) {
+	h := mat.DenseCopyOf(x)
+	for i := 0; i < h.RawMatrix().Rows; i++ {
+		row := h.RawRowView(i)
+		sum := 0.0
+		for _, v := range row {
+			if v < 0 {
+				return nil, inputErr("histogram intersection needs non-negative features; this corpus has negative values")
+			}
+			sum += v
+		}
+		if sum > 0 {
+			for j := range row {
+				row[j] /= sum
+			}
+		}
+	}
+	return Intersection(h), nil
+}
+
 // SqDistances returns the squared Euclidean distances between the rows of x.
 func SqDistances(x *mat.Dense) *mat.SymDense {
 	return KernelDistances(Linear(x))

@@ -3,6 +3,7 @@ package learners
 import (
 	"errors"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -86,6 +87,19 @@ func HSIC(k, l *mat.SymDense) float64 {
 	return Frobenius(Center(k), l) / float64((n-1)*(n-1))
 }
 
+// Clip returns max(k, 0) entrywise.
+func Clip(k *mat.SymDense) *mat.SymDense {
+	n := k.SymmetricDim()
+	out := mat.NewSymDense(n, nil)
+	src, dst := k.RawSymmetric(), out.RawSymmetric()
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			dst.Data[i*dst.Stride+j] = math.Max(src.Data[i*src.Stride+j], 0)
+		}
+	}
+	return out
+}
+
 // ProjectPSD returns the nearest PSD matrix in Frobenius norm, V max(Λ, 0) V^T,
 // and the eigenvalues of k (ascending).
 func ProjectPSD(k *mat.SymDense) (*mat.SymDense, []float64, error) {
@@ -94,6 +108,47 @@ func ProjectPSD(k *mat.SymDense) (*mat.SymDense, []float64, error) {
 		return nil, nil, err
 	}
 	return FromEigen(vals, vecs, 0), vals, nil
+}
+
+// PSDPart returns the same projection as ProjectPSD, from the eigenpairs on
+// the cheaper side of zero (PartialEigen): sum over lambda > 0 of
+// lambda v v^T, or, when fewer eigenvalues are not positive, A minus the sum
+// over lambda < 0. A nearly PSD matrix, such as a clipped kernel, costs the
+// tridiagonalisation and its few negative pairs.
+func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
+	var pe PartialEigen
+	if err := pe.Factorize(a); err != nil {
+		return nil, err
+	}
+	vals := pe.Values(nil)
+	n := len(vals)
+	lo := sort.Search(n, func(i int) bool { return vals[i] > 0 })
+	var v mat.Dense
+	if lo == n {
+		return mat.NewSymDense(n, nil), nil
+	}
+	if n-lo <= lo {
+		if err := pe.VectorsTo(&v, lo, n); err != nil {
+			return nil, err
+		}
+		return FromEigen(vals[lo:], &v, 0), nil
+	}
+	out := mat.NewSymDense(n, nil)
+	out.CopySym(a)
+	if lo == 0 {
+		return out, nil
+	}
+	if err := pe.VectorsTo(&v, 0, lo); err != nil {
+		return nil, err
+	}
+	for c := 0; c < lo; c++ {
+		s := math.Sqrt(-vals[c])
+		for r := 0; r < n; r++ {
+			v.Set(r, c, v.At(r, c)*s)
+		}
+	}
+	out.SymRankK(out, 1, &v)
+	return out, nil
 }
 
 // FromEigen rebuilds sum over eigenvalues > floor of lambda v v^T, the

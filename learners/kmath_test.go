@@ -262,3 +262,34 @@ func TestInputValidate(t *testing.T) {
 		t.Errorf("valid implicit input rejected: %v (n = %d)", err, implicit.N())
 	}
 }
+
+// PSDPart agrees with ProjectPSD (a full decomposition) whichever side of
+// zero it builds from: mostly positive, mostly negative, already PSD.
+func TestPSDPartMatchesProjectPSD(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	for _, shift := range []float64{3, -3, 0, 100, -100} {
+		n := 40
+		a := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				a.SetSym(i, j, r.NormFloat64())
+			}
+			a.SetSym(i, i, a.At(i, i)+shift)
+		}
+		got, err := PSDPart(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := ProjectPSD(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-9 {
+					t.Fatalf("shift %g: (%d,%d) off by %g", shift, i, j, d)
+				}
+			}
+		}
+	}
+}

@@ -48,25 +48,7 @@ var parametric = map[string]struct {
 		},
 	},
 	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
-		// Histogram intersection compares histograms: each row is scaled to
-		// sum 1 first (on 0/1 features it would otherwise equal the linear kernel).
-		h := mat.DenseCopyOf(x)
-		for i := 0; i < h.RawMatrix().Rows; i++ {
-			row := h.RawRowView(i)
-			sum := 0.0
-			for _, v := range row {
-				if v < 0 {
-					return nil, optErr("histogram intersection needs non-negative features; this corpus has negative values")
-				}
-				sum += v
-			}
-			if sum > 0 {
-				for j := range row {
-					row[j] /= sum
-				}
-			}
-		}
-		return learners.Intersection(h), nil
+		return learners.HistogramIntersection(x)
 	}},
 }
 

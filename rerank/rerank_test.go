@@ -137,8 +137,9 @@ func TestRerankBadOptions(t *testing.T) {
 	}
 	neg := lookalikes()
 	neg[0].Visual[0] = -1
-	if _, _, err := Rerank(context.Background(), neg, Options{Strategy: "intersection"}); !errors.Is(err, ErrOptions) {
-		t.Errorf("intersection on negative features: %v", err)
+	// The corpus, not the request, is at fault: a learner input error (a 400 too).
+	if _, _, err := Rerank(context.Background(), neg, Options{Strategy: "intersection"}); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("intersection on negative features: %v, want learners.ErrInput", err)
 	}
 	bad := lookalikes()
 	bad[2].Visual = []float64{1}

@@ -67,6 +67,8 @@ func BenchmarkRerank200(b *testing.B) {
 		{"npk-full-slack", "npk", `{"budget":0.1}`},
 		{"npk-rank10-slack", "npk", `{"rank":10,"budget":0.1}`},
 		{"npk-rank30-slack", "npk", `{"rank":30,"budget":0.1}`},
+		{"npk-fused", "npk-fused", `{}`},
+		{"npk-fused-rank10", "npk-fused", `{"rank":10}`},
 		{"poly", "poly", `{}`},
 		{"rbf", "rbf", `{}`},
 		{"linear", "linear", `{}`},

@@ -1,0 +1,143 @@
+package hsicnpk
+
+import (
+	"context"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+// FusedName is the registry name of the fused learner.
+const FusedName = "npk-fused"
+
+// The fused learner joins the two signals of a query's window that each
+// kernel alone misses (issue 9): HSIC-NPK captures the co-tag structure
+// (at the budgets validation chooses it is close to the clipped, centred
+// tag kernel, the visual constraints being slack), while a parametric
+// visual kernel captures what the images look like. The output is their
+// Schur product
+//
+//	K = V ∘ (c 1 1^T + N),
+//
+// V the visual kernel divided by the mean of its entries and N the PSD
+// projection of max(K_npk, 0) divided by the mean of its entries: two images
+// are close when they look alike, and closer still when the learned kernel
+// links them; c (offset) sets how much the visual similarity counts on its
+// own. Both factors are PSD, so K is (Schur product theorem). The clipping
+// keeps what the re-ranker uses of K_npk (spec A.4: negative entries only say
+// "no shared tags", and as a factor they would veto visual neighbours); the
+// projection restores PSD. When the tags carry nothing (N = 0, e.g. every
+// candidate has the query tag alone) K is the visual kernel.
+//
+// DEVIATION: the thesis uses the learned kernel alone; the product is ours,
+// measured in `kernelrank eval images` (README, Measured).
+func fusedParams() []learners.Param {
+	ps := params()
+	for i := range ps {
+		if ps[i].Name == "budget" {
+			// Chosen on the validation queries of Corel5k (seeds 1, 2, 3,
+			// 7919): the slack budget, where N is the clipped centred tag
+			// kernel, fused better than budget 1, and costs a third.
+			ps[i].Default = 0.1
+		}
+	}
+	return append(ps,
+		learners.Enum("visual", "poly", []string{"poly", "intersection", "linear"},
+			"visual kernel V: poly (1 + x.y)^degree, histogram intersection (features scaled to sum 1; needs non-negative features) or linear"),
+		learners.Int("degree", 2, 1, 10, "degree of the poly visual kernel"),
+		learners.Float("offset", 1, 0, 1e6, "c in V ∘ (c + N): the weight of visual similarity without a learned link, in units of N's mean entry"),
+	)
+}
+
+func init() {
+	learners.Register(learners.Spec{
+		Name: FusedName,
+		Kind: learners.KindKernel,
+		Doc: "HSIC-NPK fused with a visual kernel: V ∘ (c + N), the Schur product of a parametric visual kernel V " +
+			"and the PSD part of the clipped HSIC-NPK kernel N, each scaled to mean entry 1; needs Features and the tag kernel (Target).",
+		Needs:  learners.NeedFeatures | learners.NeedTarget,
+		Params: fusedParams(),
+		New: func(v learners.Values) (learners.Learner, error) {
+			return &Fused{
+				npk: Learner{cfg: config{
+					k:          v.Int("k"),
+					mutual:     v.String("neighbors") == "mutual",
+					c:          v.Float("C"),
+					budget:     v.Float("budget"),
+					rank:       v.Int("rank"),
+					tol:        v.Float("tol"),
+					maxIter:    v.Int("max_iter"),
+					bestEffort: v.Bool("best_effort"),
+				}},
+				visual: v.String("visual"),
+				degree: v.Int("degree"),
+				offset: v.Float("offset"),
+			}, nil
+		},
+	})
+}
+
+// Fused is the fused learner; build it with learners.New(FusedName, params).
+type Fused struct {
+	npk    Learner
+	visual string
+	degree int
+	offset float64
+}
+
+// Fit learns K_npk over the points of in and returns the fused kernel, with
+// the Stats of the HSIC-NPK fit (and its ErrNotConverged, as Learner.Fit).
+func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
+	out, err := f.npk.Fit(ctx, in)
+	if out == nil || out.Kernel == nil {
+		return out, err
+	}
+	v, verr := f.visualKernel(in.Features)
+	if verr != nil {
+		return nil, verr
+	}
+	n, perr := learners.PSDPart(meanScaled(learners.Clip(out.Kernel)))
+	if perr != nil {
+		return nil, perr
+	}
+	v = meanScaled(v)
+	raw := v.RawSymmetric()
+	nr := n.RawSymmetric()
+	for i := 0; i < raw.N; i++ {
+		for j := i; j < raw.N; j++ {
+			raw.Data[i*raw.Stride+j] *= f.offset + nr.Data[i*nr.Stride+j]
+		}
+	}
+	out.Kernel = v
+	return out, err
+}
+
+func (f *Fused) visualKernel(x *mat.Dense) (*mat.SymDense, error) {
+	switch f.visual {
+	case "intersection":
+		return learners.HistogramIntersection(x)
+	case "linear":
+		return learners.Linear(x), nil
+	default:
+		return learners.Polynomial(x, f.degree, 1), nil
+	}
+}
+
+// meanScaled divides k by the mean of its n^2 entries, in place; a matrix
+// whose mean is not positive is set to zero (nothing links its points).
+func meanScaled(k *mat.SymDense) *mat.SymDense {
+	n := k.SymmetricDim()
+	sum := 0.0
+	for i := 0; i < n; i++ {
+		sum += k.At(i, i)
+		for j := i + 1; j < n; j++ {
+			sum += 2 * k.At(i, j)
+		}
+	}
+	if !(sum > 0) {
+		k.Zero()
+		return k
+	}
+	k.ScaleSym(float64(n*n)/sum, k)
+	return k
+}

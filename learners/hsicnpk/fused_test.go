@@ -1,0 +1,152 @@
+package hsicnpk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"gonum.org/v1/gonum/mat"
+)
+
+func fitFused(t *testing.T, params string, in *learners.Input) *learners.Output {
+	t.Helper()
+	l, _, err := learners.New(FusedName, json.RawMessage(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Fit(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Without tag structure (every image carries the same tags) the learned
+// kernel is zero and the fused kernel is c V / mean(V), V computed here by
+// hand: (1 + x.y)^2 on three points.
+func TestFusedWithoutTagsIsTheVisualKernel(t *testing.T) {
+	x := mat.NewDense(3, 2, []float64{1, 0, 0, 1, 1, 1})
+	same := mat.NewSymDense(3, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
+	// x.y: [1 0 1; 0 1 1; 1 1 2] -> (1 + x.y)^2: [4 1 4; 1 4 4; 4 4 9], mean 35/9.
+	v := []float64{4, 1, 4, 1, 4, 4, 4, 4, 9}
+	out := fitFused(t, `{"offset":2}`, &learners.Input{Features: x, Target: same})
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			want := 2 * v[3*i+j] * 9 / 35
+			if got := out.Kernel.At(i, j); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("K[%d,%d] = %g, want %g", i, j, got, want)
+			}
+		}
+	}
+}
+
+// Two groups of images whose tags (beyond the query's) never meet, and
+// which look alike within a group, so the visual constraints agree: the
+// clipped learned kernel is block diagonal, so is its PSD part, and with
+// offset 0 the fused kernel links no image across the groups, while every
+// image keeps a positive link within its group.
+func TestFusedOffsetZeroKeepsOnlyLearnedLinks(t *testing.T) {
+	const n = 8
+	x := mat.NewDense(n, 3, nil)
+	tags := mat.NewDense(n, 3, nil) // tag 0 is the query, tag 1 or 2 the group
+	for i := 0; i < n; i++ {
+		x.Set(i, i/4, 1)
+		x.Set(i, 2, 0.1*float64(i%4))
+		tags.Set(i, 0, 1/math.Sqrt2)
+		tags.Set(i, 1+i/4, 1/math.Sqrt2)
+	}
+	out := fitFused(t, `{"offset":0,"k":3}`, &learners.Input{Features: x, Target: learners.Linear(tags)})
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			got := out.Kernel.At(i, j)
+			if i/4 != j/4 && math.Abs(got) > 1e-9 {
+				t.Fatalf("K[%d,%d] = %g across the groups, want 0", i, j, got)
+			}
+			if i/4 == j/4 && !(got > 1e-6) {
+				t.Fatalf("K[%d,%d] = %g within a group, want > 0", i, j, got)
+			}
+		}
+	}
+}
+
+// The fused kernel is V ∘ (c + N) with N the PSD part of the clipped HSIC-NPK
+// kernel at the same parameters, V and the clipped kernel at mean entry 1:
+// divided entrywise by V and shifted by c, what is left must be PSD. On the
+// Corel5k "sky" window the clipped kernel is not PSD (smallest eigenvalue
+// about -0.01 against a diagonal of 0.2), so the projection shows.
+func TestFusedFactorIsThePSDPartOfTheClippedNPK(t *testing.T) {
+	x, kt := corelWindow(t, "sky", 100)
+	in := &learners.Input{Features: x, Target: kt}
+	const c = 0.5
+	out := fitFused(t, `{"offset":0.5}`, in)
+	v := learners.Polynomial(x, 2, 1)
+	vm := meanOf(v)
+	n := x.RawMatrix().Rows
+	f := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			f.SetSym(i, j, out.Kernel.At(i, j)*vm/v.At(i, j)-c)
+		}
+	}
+	psd, err := learners.IsPSD(f, 1e-8)
+	if err != nil || !psd {
+		t.Fatalf("N = K/V - c is not PSD (err %v)", err)
+	}
+	// And N is the npk fit's, at the fused learner's default budget.
+	l, _, err := learners.New(Name, json.RawMessage(`{"budget":0.1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	npk, err := l.Fit(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := learners.ProjectPSD(meanScaled(learners.Clip(npk.Kernel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			got := out.Kernel.At(i, j)
+			w := v.At(i, j) / vm * (c + want.At(i, j))
+			if math.Abs(got-w) > 1e-9*math.Max(1, math.Abs(w)) {
+				t.Fatalf("K[%d,%d] = %g, want %g", i, j, got, w)
+			}
+		}
+	}
+}
+
+func meanOf(k *mat.SymDense) float64 {
+	n := k.SymmetricDim()
+	s := 0.0
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			s += k.At(i, j)
+		}
+	}
+	return s / float64(n*n)
+}
+
+func TestFusedRejectsBadInput(t *testing.T) {
+	for _, p := range []string{`{"visual":"rbf"}`, `{"offset":-1}`, `{"degree":0}`, `{"offset":"big"}`} {
+		if _, _, err := learners.New(FusedName, json.RawMessage(p)); err == nil {
+			t.Errorf("params %s accepted", p)
+		}
+	}
+	x := mat.NewDense(4, 2, []float64{1, -1, 0, 1, 1, 1, 2, 0})
+	kt := mat.NewSymDense(4, nil)
+	for i := 0; i < 4; i++ {
+		kt.SetSym(i, i, 1)
+	}
+	kt.SetSym(0, 1, 0.5)
+	l, _, err := learners.New(FusedName, json.RawMessage(`{"visual":"intersection"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Fit(context.Background(), &learners.Input{Features: x, Target: kt}); !errors.Is(err, learners.ErrInput) {
+		t.Fatalf("negative features with the intersection kernel: err %v, want ErrInput", err)
+	}
+}

@@ -20,7 +20,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return evalSocial(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "images" {
-		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]")
+		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K]")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
 		return errors.New("eval needs a protocol: images, learners or social")
@@ -35,12 +35,17 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.Window, "window", 200, "candidates re-ranked per query")
 	fs.IntVar(&cfg.MinImages, "min-images", 40, "labels with at least this many true images are the queries")
 	fs.IntVar(&cfg.Workers, "workers", 2, "queries evaluated in parallel")
+	fs.IntVar(&cfg.Subset, "subset", 0, "evaluate on a seeded sample of this many images (0: all)")
+	fs.IntVar(&cfg.MaxTags, "max-tags", 0, "keep a seeded choice of at most this many tags an image (0: all)")
 	asJSON := fs.Bool("json", false, "print the test-half rows as one JSON array")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if cfg.Keep < 0 || cfg.Keep > 1 || cfg.Swap < 0 || cfg.Swap > 1 {
 		return errors.New("--keep and --swap are probabilities in [0, 1]")
+	}
+	if cfg.Subset < 0 || cfg.MaxTags < 0 {
+		return errors.New("--subset and --max-tags must be 0 (off) or positive")
 	}
 	// A JSONL corpus keeps its own tags unless --keep or --swap asks for
 	// the noisy copy of its labels.

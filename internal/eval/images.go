@@ -21,6 +21,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
 )
@@ -36,11 +37,16 @@ type ImagesConfig struct {
 	// labels (Keep, Swap), as for a Mulan corpus; otherwise its own tags
 	// are used as given.
 	NoisyJSONL bool
-	Window     int  // candidates per query (200)
-	MinImages  int  // a label is a query when it has at least this many true images (40)
-	Workers    int  // queries evaluated in parallel
-	Quick      bool // one configuration per method (no validation grid): for tests
-	Progress   io.Writer
+	// Subset, when positive, keeps a seeded sample of that many images;
+	// MaxTags, when positive, keeps a seeded choice of at most that many
+	// tags an image. Both build harder corpora from one (issue 9: few
+	// tags an image, small windows).
+	Subset, MaxTags int
+	Window          int  // candidates per query (200)
+	MinImages       int  // a label is a query when it has at least this many true images (40)
+	Workers         int  // queries evaluated in parallel
+	Quick           bool // one configuration per method (no validation grid): for tests
+	Progress        io.Writer
 }
 
 // Cutoffs are the N of the Top-N accuracy (Table 6.3).
@@ -120,8 +126,19 @@ func grid(quick bool) []config {
 			lowranks = append(lowranks, fmt.Sprintf(`{"rank":%s,"budget":%s}`, m, b))
 		}
 	}
+	var fused, fusedLowRanks []string
+	for _, v := range []string{"poly", "intersection"} {
+		for _, b := range []string{"0.1", "1"} {
+			for _, c := range []string{"1", "0.25", "4"} {
+				fused = append(fused, fmt.Sprintf(`{"visual":%q,"budget":%s,"offset":%s}`, v, b, c))
+			}
+		}
+	}
+	for _, m := range []string{"10", "20"} {
+		fusedLowRanks = append(fusedLowRanks, fmt.Sprintf(`{"rank":%s}`, m))
+	}
 	if quick {
-		polys, rbfs, npks, lowranks = polys[:1], rbfs[:1], npks[:1], lowranks[:1]
+		polys, rbfs, npks, lowranks, fused, fusedLowRanks = polys[:1], rbfs[:1], npks[:1], lowranks[:1], fused[:1], fusedLowRanks[:1]
 	}
 	for _, p := range polys {
 		cs = append(cs, config{method: "poly", strategy: "poly", params: p, variants: parametric})
@@ -135,11 +152,17 @@ func grid(quick bool) []config {
 	for _, p := range lowranks {
 		cs = append(cs, config{method: "npk-lowrank", strategy: "npk", params: p, variants: learned})
 	}
+	for _, p := range fused {
+		cs = append(cs, config{method: hsicnpk.FusedName, strategy: hsicnpk.FusedName, params: p, variants: parametric})
+	}
+	for _, p := range fusedLowRanks {
+		cs = append(cs, config{method: hsicnpk.FusedName + "-lowrank", strategy: hsicnpk.FusedName, params: p, variants: parametric})
+	}
 	// Every other registered learner that can learn a kernel from what a
 	// query has (visual features, the tag kernel, base kernels), with its defaults.
 	const has = learners.NeedFeatures | learners.NeedTarget | learners.NeedKernels
 	for _, s := range learners.Specs() {
-		if s.Name != "hsicnpk" && s.Needs&^has == 0 && (s.Kind == learners.KindKernel || s.Kind == learners.KindWeights) {
+		if s.Name != hsicnpk.Name && s.Name != hsicnpk.FusedName && s.Needs&^has == 0 && (s.Kind == learners.KindKernel || s.Kind == learners.KindWeights) {
 			cs = append(cs, config{method: s.Name, strategy: s.Name, variants: learned})
 		}
 	}
@@ -172,6 +195,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	items, tags = reshape(items, tags, cfg)
 	tmp, err := os.MkdirTemp("", "kernelrank-eval-")
 	if err != nil {
 		return nil, err
@@ -215,6 +239,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	failed := make([]int, len(configs))
 	random := make([][]float64, len(queries))
 	raw := make([][]float64, len(queries))
+	served := make([][]float64, len(queries))
 	jobs := make(chan int)
 	errc := make(chan error, cfg.Workers)
 	var wg sync.WaitGroup
@@ -230,7 +255,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 					errc <- fmt.Errorf("query %q: %w", labels[queries[qi]], err)
 					return
 				}
-				scores[qi], random[qi], raw[qi] = r.byConfig, r.random, r.raw
+				scores[qi], random[qi], raw[qi], served[qi] = r.byConfig, r.random, r.raw, r.served
 				mu.Lock()
 				for ci := range configs {
 					if r.unconverged[ci] {
@@ -284,6 +309,8 @@ feed:
 	addRows("random", "window order shuffled", v, t)
 	v, t = halves(raw)
 	addRows("raw", "text score", v, t)
+	v, t = halves(served)
+	addRows("served", fmt.Sprintf("defaults: %s/%s-prior", rerank.DefaultStrategy, rerank.DefaultPrior), v, t)
 	// Per method and variant, the configuration best on validation P@10.
 	type key struct{ method, variant string }
 	best := map[key]struct {
@@ -326,6 +353,7 @@ type queryResult struct {
 	unconverged []bool // per config: the learner stopped short of its tolerance
 	failed      []bool // per config: the learner rejected this query's input (ranked in text order)
 	random, raw []float64
+	served      []float64 // the server's answer with its default settings
 }
 
 func evalQuery(ctx context.Context, engine *search.Engine, label string, truth map[string]map[string]bool, configs []config, cfg ImagesConfig, qi int64) (*queryResult, error) {
@@ -337,7 +365,7 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	if len(cands) == 0 {
 		// The text stage found nothing: every method scores 0 on this query.
 		zero := make([]float64, len(Cutoffs))
-		r := &queryResult{random: zero, raw: zero, byConfig: make([][][]float64, len(configs)),
+		r := &queryResult{random: zero, raw: zero, served: zero, byConfig: make([][][]float64, len(configs)),
 			unconverged: make([]bool, len(configs)), failed: make([]bool, len(configs))}
 		for ci, c := range configs {
 			r.byConfig[ci] = make([][]float64, len(c.variants))
@@ -348,11 +376,13 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 		return r, nil
 	}
 	rel := make([]bool, len(cands))
+	pos := make(map[string]int, len(cands))
 	for i, c := range cands {
 		if c.Visual == nil {
 			return nil, fmt.Errorf("image %s has no visual features", c.ID)
 		}
 		rel[i] = truth[c.ID][label]
+		pos[c.ID] = i
 	}
 	at := func(order []int) []float64 {
 		ranked := make([]bool, len(order))
@@ -372,6 +402,18 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	r := &queryResult{raw: at(identity)}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(qi)+1))
 	r.random = at(rng.Perm(len(cands)))
+	// What the server answers to q with its defaults, over the same window.
+	req := search.DefaultRequest(label)
+	req.K, req.Window, req.Seed = cfg.Window, cfg.Window, cfg.Seed
+	resp, err := engine.Search(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("served: %w", err)
+	}
+	order := make([]int, len(resp.Results))
+	for i, h := range resp.Results {
+		order[i] = pos[h.ID]
+	}
+	r.served = at(order)
 	r.byConfig = make([][][]float64, len(configs))
 	r.unconverged = make([]bool, len(configs))
 	r.failed = make([]bool, len(configs))
@@ -463,6 +505,34 @@ func loadLabelled(cfg ImagesConfig) (items []item, labels []string, tags string,
 	}
 	noisyTags(items, labels, cfg)
 	return items, labels, noisy, nil
+}
+
+// reshape applies cfg.Subset and cfg.MaxTags, seeded by cfg.Seed, and says
+// so in the description of the tags.
+func reshape(items []item, tags string, cfg ImagesConfig) ([]item, string) {
+	if cfg.Subset > 0 && cfg.Subset < len(items) {
+		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5b5e7))
+		keep := rng.Perm(len(items))[:cfg.Subset]
+		sort.Ints(keep)
+		sub := make([]item, len(keep))
+		for i, k := range keep {
+			sub[i] = items[k]
+		}
+		items = sub
+		tags += fmt.Sprintf(", a sample of %d images", cfg.Subset)
+	}
+	if cfg.MaxTags > 0 {
+		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7a95))
+		for i := range items {
+			t := items[i].doc.Tags
+			if len(t) > cfg.MaxTags {
+				rng.Shuffle(len(t), func(a, b int) { t[a], t[b] = t[b], t[a] })
+				items[i].doc.Tags = t[:cfg.MaxTags]
+			}
+		}
+		tags += fmt.Sprintf(", at most %d an image", cfg.MaxTags)
+	}
+	return items, tags
 }
 
 // noisyTags replaces the items' tags by the seeded noisy copy of their

@@ -74,9 +74,10 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 		return resp
 	}
 
-	// The default request: poly, whose kernel is computed, never cached.
+	// The default request: npk-fused, a learned kernel, cached apart
+	// from the rankings (a fixed kernel's is computed, never cached: below).
 	sky := DefaultRequest("sky")
-	miss := search(e, sky, cache.Miss, cache.Off)
+	miss := search(e, sky, cache.Miss, cache.Miss)
 	if miss.Total != skyImages || miss.Window != testOptions.Window || len(miss.Results) != DefaultK ||
 		miss.Rerank.Strategy != rerank.DefaultStrategy || len(miss.Results[0].Voters) != DefaultVoters {
 		t.Fatalf("default search: total %d, window %d, %d results, strategy %s, %d voters", miss.Total, miss.Window,
@@ -100,16 +101,19 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 		t.Errorf("cache off answers differently:\n%+v\n%+v", stripped(o), stripped(miss))
 	}
 	// The facade runs the re-ranker's pipeline: the same results as
-	// rerank.Rerank over the window.
+	// rerank.Rerank over the window (for a fixed kernel, exactly: a learned
+	// one goes through the cache as float32).
 	w, err := off.Candidates(ctx, "sky", testOptions.Window, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := rerank.Rerank(ctx, w.Candidates, rerank.Options{Voters: DefaultVoters})
+	want, _, err := rerank.Rerank(ctx, w.Candidates, rerank.Options{Strategy: "poly", Voters: DefaultVoters})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, h := range miss.Results {
+	polySky := sky
+	polySky.Rerank.Strategy = "poly"
+	for i, h := range search(off, polySky, cache.Off, cache.Off).Results {
 		r := h.Result
 		r.ID = h.ID // Hit's id, in JSON
 		if h.Rank != i+1 || !reflect.DeepEqual(r, want[i]) || h.Tags == nil {
@@ -166,7 +170,7 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 	if err := ix.Delete([]string{top}); err != nil {
 		t.Fatal(err)
 	}
-	del := search(e, sky, cache.Miss, cache.Off)
+	del := search(e, sky, cache.Miss, cache.Miss)
 	if del.Total != skyImages-1 || slices.Contains(resultIDs(del), top) {
 		t.Errorf("after deleting %s: total %d, results %v", top, del.Total, resultIDs(del))
 	}
@@ -193,7 +197,7 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 
 	// The counts order the queries; Precompute stores their default and npk
 	// rankings.
-	search(e, DefaultRequest("water"), cache.Miss, cache.Off)
+	search(e, DefaultRequest("water"), cache.Miss, cache.Miss)
 	search(e, DefaultRequest("water"), cache.Hit, "")
 	search(e, DefaultRequest("Water"), cache.Hit, "")
 	raw := DefaultRequest("tree")
@@ -201,6 +205,7 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 	search(e, raw, cache.Miss, "") // no kernel
 	raw.Rerank.Strategy = "text"
 	search(e, raw, cache.Miss, cache.Off)
+	search(e, polySky, cache.Miss, cache.Off) // a fixed kernel: computed, never cached
 	tops, err := e.TopQueries(ctx, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -185,20 +185,7 @@ func clusterInput(n, c, d, nPairs int, spread float64, seed uint64) *learners.In
 		}
 	}
 	in := &learners.Input{Features: x}
-	seen := map[learners.Pair]bool{}
-	for len(seen) < nPairs {
-		i, j := r.IntN(n), r.IntN(n)
-		p := learners.Pair{I: min(i, j), J: max(i, j)}
-		if i == j || seen[p] {
-			continue
-		}
-		seen[p] = true
-		if lab[i] == lab[j] {
-			in.MustLink = append(in.MustLink, p)
-		} else {
-			in.CannotLink = append(in.CannotLink, p)
-		}
-	}
+	addRandomPairs(in, n, nPairs, r, func(i, j int) bool { return lab[i] == lab[j] })
 	return in
 }
 

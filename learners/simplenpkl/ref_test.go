@@ -40,6 +40,13 @@ func randomInput(n, d, nPairs int, seed uint64) (*learners.Input, *mat.Dense) {
 		}
 	}
 	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Features: x}
+	addRandomPairs(in, n, nPairs, r, func(i, j int) bool { return (i%2 == 0) == (j%2 == 0) })
+	return in, x
+}
+
+// addRandomPairs adds nPairs distinct random pairs of the n points to in:
+// must-links where same says so, cannot-links elsewhere.
+func addRandomPairs(in *learners.Input, n, nPairs int, r *rand.Rand, same func(i, j int) bool) {
 	seen := map[learners.Pair]bool{}
 	for len(seen) < nPairs {
 		i, j := r.IntN(n), r.IntN(n)
@@ -48,13 +55,12 @@ func randomInput(n, d, nPairs int, seed uint64) (*learners.Input, *mat.Dense) {
 			continue
 		}
 		seen[p] = true
-		if (i%2 == 0) == (j%2 == 0) {
+		if same(i, j) {
 			in.MustLink = append(in.MustLink, p)
 		} else {
 			in.CannotLink = append(in.CannotLink, p)
 		}
 	}
-	return in, x
 }
 
 // refLaplacian builds L = I - D^{-1/2} S D^{-1/2} densely for the kNN graph

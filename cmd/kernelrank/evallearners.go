@@ -25,7 +25,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--components pairs|must-links] [--json] [--dataset PATH]..."
+const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--components pairs|must-links] [--simplenpkl-params JSON] [--json] [--dataset PATH]..."
 
 // evalLearners runs `kernelrank eval learners`: the kernel-learning papers'
 // experiment protocols on the shared data, printed beside their numbers.
@@ -51,6 +51,8 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// 0.3 N pairs, too few (iris 91.6 vs the thesis' 97.4; 97.9 this way).
 	components := fs.String("components", "must-links", "pairs of Tables 3.2/3.3 are drawn until they leave 70% of the points as connected components "+
 		"joined by: must-links = the must-links only (the similarity graph of Xing et al. 2002, which the thesis cites), pairs = every sampled pair (spec 3.10.1's reading)")
+	fs.StringVar(&cfg.SimpleNPKLParams, "simplenpkl-params", "", "JSON object of SimpleNPKL parameters (all but loss) for Tables 3.2/3.3, "+
+		`e.g. the thesis' values '{"B":1,"C":0.3,"graph_input":"features"}'; default the learner's defaults`)
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array (notes go to stderr)")
 	if err := parse(fs, args); err != nil {
 		return err

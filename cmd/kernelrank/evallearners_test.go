@@ -25,6 +25,9 @@ func TestEvalLearnersFlagErrors(t *testing.T) {
 		{[]string{"eval", "learners", "--dataset", "/no/such/file"}, "no such file"},
 		{[]string{"eval", "learners", "3.2"}, "takes no arguments"},
 		{[]string{"eval", "learners", "--components", "cannot-links"}, "choose pairs or must-links"},
+		{[]string{"eval", "learners", "--simplenpkl-params", `{"B": -1}`}, `parameter "B"`},
+		{[]string{"eval", "learners", "--simplenpkl-params", `{"loss": "hinge"}`}, "set loss themselves"},
+		{[]string{"eval", "learners", "--simplenpkl-params", `[1]`}, "want a JSON object"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(ctx, tc.args, &out, &errOut)

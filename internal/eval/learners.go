@@ -41,8 +41,13 @@ type LearnersConfig struct {
 	// that stop the pair sampling of Tables 3.2/3.3 (spec 3.10.1: all of
 	// them, the zero value; the command's default is MustLinks).
 	Components simplenpkl.Components
-	Workers    int // repetitions run in parallel (default 2)
-	Progress   io.Writer
+	// SimpleNPKLParams is a JSON object of SimpleNPKL parameters (all but
+	// loss) for every fit of Tables 3.2/3.3, e.g. the thesis' values
+	// {"B":1,"C":0.3,"graph_input":"features"}; empty keeps the learner's
+	// defaults.
+	SimpleNPKLParams string
+	Workers          int // repetitions run in parallel (default 2)
+	Progress         io.Writer
 }
 
 // LearnerRow is one number of the report. Accuracies are fractions in
@@ -197,6 +202,9 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		if _, err := sniffFormat(path); err != nil {
 			return nil, fmt.Errorf("--dataset: %w", err)
 		}
+	}
+	if err := checkSimpleNPKLParams(cfg.SimpleNPKLParams); err != nil {
+		return nil, err
 	}
 	var methods []string // without repeats: --method m --method m runs m once
 	for _, m := range cfg.Methods {

@@ -204,6 +204,8 @@ func TestLearnersConfigErrors(t *testing.T) {
 		{LearnersConfig{Suite: "zhuang", Reps: -1}, "--reps"},
 		{LearnersConfig{Suite: "zhuang", Datasets: []string{filepath.Join(t.TempDir(), "missing")}}, "no such file"},
 		{LearnersConfig{Suite: "zhuang", Datasets: []string{garbage}}, "unknown format"},
+		{LearnersConfig{Suite: "zhuang", SimpleNPKLParams: `{"B": -1}`}, `parameter "B"`},
+		{LearnersConfig{Suite: "zhuang", SimpleNPKLParams: `{"loss": "square"}`}, "set loss themselves"},
 	} {
 		if _, err := Learners(context.Background(), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one saying %q", tc.cfg, err, tc.want)
@@ -365,6 +367,33 @@ func TestCheckClusterMemory(t *testing.T) {
 	}
 	if err := checkClusterMemory([]*labelled{{name: "ok", x: mat.NewDense(6847, 1, nil)}}, 2, 6); err == nil {
 		t.Error("6847 points on 2 workers: no error, want one")
+	}
+}
+
+// TestLearnersSimpleNPKLParams: --simplenpkl-params reaches the thesis'
+// values, at which the hinge loss is the linear loss and the square hinge
+// loss the square loss (learners/simplenpkl, Defaults): equal accuracies
+// in every column pair, and a note that says which parameters ran.
+func TestLearnersSimpleNPKLParams(t *testing.T) {
+	iris := dataFile(t, "uci/pmlb/iris.tsv.gz")
+	const params = `{"B":1,"C":0.3,"graph_input":"features"}`
+	cfg := LearnersConfig{Suite: "zhuang", Tables: []string{"3.2"}, Seed: 2, Reps: 2, Datasets: []string{iris},
+		Methods: []string{"simplenpkl-ll", "simplenpkl-hl", "simplenpkl-shl", "simplenpkl-sql"}, SimpleNPKLParams: params}
+	rep, err := Learners(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := map[string]float64{}
+	for _, r := range rep.Rows() {
+		if r.Dataset == "iris" {
+			acc[r.Method] = r.Value
+		}
+	}
+	if len(acc) != 4 || acc["simplenpkl-ll"] != acc["simplenpkl-hl"] || acc["simplenpkl-shl"] != acc["simplenpkl-sql"] {
+		t.Errorf("accuracies %v: want hl = ll and sql = shl at the thesis' B = 1", acc)
+	}
+	if !slices.ContainsFunc(rep.Tables[0].Notes, func(n string) bool { return strings.Contains(n, "SimpleNPKL with "+params) }) {
+		t.Errorf("notes %q: want one naming the parameters", rep.Tables[0].Notes)
 	}
 }
 

@@ -271,6 +271,8 @@ func badInputs(needs learners.Needs) map[string]*learners.Input {
 		mismatch.Target = small.Target
 	case needs&learners.NeedLabels != 0:
 		mismatch.Labels = small.Labels
+	case needs&learners.NeedFeatures != 0:
+		mismatch.Features = small.Features
 	}
 	bad["mismatched sizes"] = mismatch
 	for _, need := range []learners.Needs{learners.NeedKernels, learners.NeedFeatures, learners.NeedTarget, learners.NeedLabels, learners.NeedPairs} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // This file holds reference computations for the tests, written
@@ -38,7 +39,14 @@ func randomInput(n, d, nPairs int, seed uint64) (*learners.Input, *mat.Dense) {
 			x.Set(i, 0, x.At(i, 0)+2)
 		}
 	}
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}}
+	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Features: x}
+	addRandomPairs(in, n, nPairs, r, func(i, j int) bool { return (i%2 == 0) == (j%2 == 0) })
+	return in, x
+}
+
+// addRandomPairs adds nPairs distinct random pairs of the n points to in:
+// must-links where same says so, cannot-links elsewhere.
+func addRandomPairs(in *learners.Input, n, nPairs int, r *rand.Rand, same func(i, j int) bool) {
 	seen := map[learners.Pair]bool{}
 	for len(seen) < nPairs {
 		i, j := r.IntN(n), r.IntN(n)
@@ -47,13 +55,12 @@ func randomInput(n, d, nPairs int, seed uint64) (*learners.Input, *mat.Dense) {
 			continue
 		}
 		seen[p] = true
-		if (i%2 == 0) == (j%2 == 0) {
+		if same(i, j) {
 			in.MustLink = append(in.MustLink, p)
 		} else {
 			in.CannotLink = append(in.CannotLink, p)
 		}
 	}
-	return in, x
 }
 
 // refLaplacian builds L = I - D^{-1/2} S D^{-1/2} densely for the kNN graph
@@ -119,12 +126,55 @@ type refProblem struct {
 	loss    Loss
 }
 
+// newRefProblem builds the dense problem of cfg over the rows of x (the
+// features, z-scored for graph_input=standardized) and the pairs of in, with
+// C = 1/lambda_max(T) from a full eigen-decomposition when cfg.C is 0 (the
+// automatic B is left to the tests that need it).
 func newRefProblem(in *learners.Input, x *mat.Dense, cfg Config) *refProblem {
 	pairs, t, err := Constraints(in.MustLink, in.CannotLink)
 	if err != nil {
 		panic(err)
 	}
-	return &refProblem{l: refLaplacian(x, cfg.K, cfg.Mutual), pairs: pairs, t: t, c: cfg.C, b: cfg.B, p: cfg.P, loss: cfg.Loss}
+	if cfg.GraphInput == "standardized" {
+		x = refZScore(x)
+	}
+	c := cfg.C
+	if c == 0 {
+		c = 1 / refTopT(x.RawMatrix().Rows, pairs, t)
+	}
+	return &refProblem{l: refLaplacian(x, cfg.K, cfg.Mutual), pairs: pairs, t: t, c: c, b: cfg.B, p: cfg.P, loss: cfg.Loss}
+}
+
+// refZScore returns x with every column shifted to mean 0 and scaled to
+// sample standard deviation 1 (gonum's stat.MeanStdDev).
+func refZScore(x *mat.Dense) *mat.Dense {
+	n, d := x.Dims()
+	z := mat.NewDense(n, d, nil)
+	for f := 0; f < d; f++ {
+		col := mat.Col(nil, f, x)
+		mean, std := stat.MeanStdDev(col, nil)
+		for i, v := range col {
+			if std > 0 {
+				z.Set(i, f, (v-mean)/std)
+			}
+		}
+	}
+	return z
+}
+
+// refTopT returns the largest eigenvalue of the n x n signed constraint
+// matrix T (T_ij = T_ji = t_e), by gonum's full EigenSym.
+func refTopT(n int, pairs []learners.Pair, t []float64) float64 {
+	tm := mat.NewSymDense(n, nil)
+	for e, p := range pairs {
+		tm.SetSym(p.I, p.J, t[e])
+	}
+	var es mat.EigenSym
+	if !es.Factorize(tm, false) {
+		panic("eigen")
+	}
+	v := es.Values(nil)
+	return v[n-1]
 }
 
 // primal is tr(L K) + C sum over ordered pairs of loss(T_ij K_ij).

@@ -29,11 +29,11 @@ func selectPairs(f *fit, base *mat.SymDense, cfg Config) ([]int, error) {
 		}
 	} else {
 		f.pr.Pairs = f.pairs
-		ll, err := linearLoss(f.pr, f.t, cfg)
+		ll, _, err := Evaluate(f.pr, scaledSigns(f.t, f.c))
 		if err != nil {
 			return nil, err
 		}
-		ll.K.PairValues(kij, f.pairs, Entry)
+		ll.PairValues(kij, f.pairs, Entry)
 		for e := range kij {
 			kij[e] /= 2
 		}

@@ -17,18 +17,19 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("simplenpkl is not registered")
 	}
-	if s.Kind != learners.KindKernel || s.Needs != learners.NeedKernels|learners.NeedPairs {
+	if s.Kind != learners.KindKernel || s.Needs != learners.NeedFeatures|learners.NeedPairs {
 		t.Fatalf("kind %v needs %v", s.Kind, s.Needs)
 	}
-	want := Config{Loss: SquareHingeLoss, C: 0.3, B: 1, P: 2, K: 5, Mutual: false, Solver: Auto, Select: "all",
+	// C = 0 and B = G = 0: the automatic C and capacity.
+	want := Config{Loss: SquareHingeLoss, C: 0, B: 0, P: 2, K: 5, Mutual: false, GraphInput: "standardized", Solver: Auto, Select: "all",
 		Fraction: 0.5, SelectKernel: "linear-loss", Step: "lbfgs", MaxIter: 50, Tol: 1e-4, Seed: 1}
 	if got := newLearner(t, "").Config; got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
-	got := newLearner(t, `{"loss": "hinge", "C": 2, "B": 3, "p": 1.5, "k": 7, "graph": "mutual", "rank": 4, "max_rank": 9,
+	got := newLearner(t, `{"loss": "hinge", "C": 2, "B": 3, "p": 1.5, "k": 7, "graph": "mutual", "graph_input": "kernel", "rank": 4, "max_rank": 9,
 		"eigensolver": "lanczos", "select": "active", "select_fraction": 0.25, "select_kernel": "base", "G": 0.5, "step": "gradient",
 		"max_iter": 8, "tol": 1e-6, "seed": 5}`).Config
-	want = Config{Loss: HingeLoss, C: 2, B: 3, P: 1.5, K: 7, Mutual: true, Rank: 4, MaxRank: 9, Solver: Lanczos, Select: "active",
+	want = Config{Loss: HingeLoss, C: 2, B: 3, P: 1.5, K: 7, Mutual: true, GraphInput: "kernel", Rank: 4, MaxRank: 9, Solver: Lanczos, Select: "active",
 		Fraction: 0.25, SelectKernel: "base", G: 0.5, Step: "gradient", MaxIter: 8, Tol: 1e-6, Seed: 5}
 	if got != want {
 		t.Fatalf("parsed %+v, want %+v", got, want)
@@ -36,7 +37,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestBadParameters(t *testing.T) {
-	for _, p := range []string{`{"gamma": 1}`, `{"C": 0}`, `{"B": -1}`, `{"p": 0.5}`, `{"p": 11}`, `{"k": 0}`, `{"rank": -1}`,
+	for _, p := range []string{`{"gamma": 1}`, `{"B": -1}`, `{"C": -0.1}`, `{"graph_input": "rbf"}`, `{"p": 0.5}`, `{"p": 11}`, `{"k": 0}`, `{"rank": -1}`,
 		`{"max_rank": -2}`, `{"loss": "logistic"}`, `{"graph": "all"}`, `{"eigensolver": "arpack"}`, `{"select": "some"}`,
 		`{"select_fraction": 0}`, `{"select_fraction": 1.5}`, `{"tol": 0}`, `{"max_iter": 0}`, `{"seed": -1}`,
 		`{"G": -1}`, `{"G": 1, "p": 1}`, `{"step": "newton"}`} {
@@ -368,7 +369,7 @@ func TestPOne(t *testing.T) {
 	ref := newRefProblem(in, x, l.Config)
 	a := scaled(ref.l, -1)
 	for e, pr := range ref.pairs {
-		a.SetSym(pr.I, pr.J, a.At(pr.I, pr.J)+l.Config.C*ref.t[e])
+		a.SetSym(pr.I, pr.J, a.At(pr.I, pr.J)+ref.c*ref.t[e])
 	}
 	var es mat.EigenSym
 	es.Factorize(a, true)
@@ -410,7 +411,8 @@ func TestNoPositiveEigenvalue(t *testing.T) {
 	}
 	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, MustLink: []learners.Pair{{I: 2, J: 5}}, CannotLink: []learners.Pair{{I: 3, J: 4}}}
 	for _, loss := range []string{"linear", "square-hinge"} {
-		out, err := newLearner(t, fmt.Sprintf(`{"loss": %q, "k": 1, "graph": "mutual", "C": 0.5}`, loss)).Fit(context.Background(), in)
+		// B automatic: no margin is positive, so B falls back to 1.
+		out, err := newLearner(t, fmt.Sprintf(`{"loss": %q, "k": 1, "graph": "mutual", "graph_input": "kernel", "C": 0.5}`, loss)).Fit(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}

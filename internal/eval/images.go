@@ -128,7 +128,7 @@ func grid(quick bool) []config {
 	}
 	var fused, fusedLowRanks []string
 	for _, v := range []string{"poly", "intersection"} {
-		for _, b := range []string{"0.1", "1"} {
+		for _, b := range []string{"1", "0.1"} { // the defaults first: the quick grid's one
 			for _, c := range []string{"1", "0.25", "4"} {
 				fused = append(fused, fmt.Sprintf(`{"visual":%q,"budget":%s,"offset":%s}`, v, b, c))
 			}

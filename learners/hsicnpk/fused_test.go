@@ -95,8 +95,8 @@ func TestFusedFactorIsThePSDPartOfTheClippedNPK(t *testing.T) {
 	if err != nil || !psd {
 		t.Fatalf("N = K/V - c is not PSD (err %v)", err)
 	}
-	// And N is the npk fit's, at the fused learner's default budget.
-	l, _, err := learners.New(Name, json.RawMessage(`{"budget":0.1}`))
+	// And N is the npk fit's, at the same (default) parameters.
+	l, _, err := learners.New(Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -625,14 +625,14 @@ func loadJSONL(path string) ([]item, []string, error) {
 func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d, seed %d, tags: %s\n\n",
 		rep.Images, rep.Validation, rep.Tests, cfg.Window, cfg.Seed, rep.Tags)
-	fmt.Fprintf(w, "%-13s %-28s", "method", "variant")
+	fmt.Fprintf(w, "%-17s %-33s", "method", "variant")
 	for _, n := range Cutoffs {
 		fmt.Fprintf(w, " %6s", fmt.Sprintf("Top%d", n))
 	}
 	fmt.Fprintf(w, "  %8s  %s\n", "valTop10", "chosen on validation")
 	for i := 0; i < len(rep.Test); i += len(Cutoffs) {
 		r := rep.Test[i]
-		fmt.Fprintf(w, "%-13s %-28s", r.Method, r.Variant)
+		fmt.Fprintf(w, "%-17s %-33s", r.Method, r.Variant)
 		for c := range Cutoffs {
 			fmt.Fprintf(w, " %6.1f", 100*rep.Test[i+c].Value)
 		}

@@ -140,18 +140,23 @@ func init() {
 		Needs:  learners.NeedFeatures | learners.NeedTarget,
 		Params: params(),
 		New: func(v learners.Values) (learners.Learner, error) {
-			return &Learner{cfg: config{
-				k:          v.Int("k"),
-				mutual:     v.String("neighbors") == "mutual",
-				c:          v.Float("C"),
-				budget:     v.Float("budget"),
-				rank:       v.Int("rank"),
-				tol:        v.Float("tol"),
-				maxIter:    v.Int("max_iter"),
-				bestEffort: v.Bool("best_effort"),
-			}}, nil
+			return &Learner{cfg: configOf(v)}, nil
 		},
 	})
+}
+
+// configOf reads the parameters of params() (which the fused learner shares).
+func configOf(v learners.Values) config {
+	return config{
+		k:          v.Int("k"),
+		mutual:     v.String("neighbors") == "mutual",
+		c:          v.Float("C"),
+		budget:     v.Float("budget"),
+		rank:       v.Int("rank"),
+		tol:        v.Float("tol"),
+		maxIter:    v.Int("max_iter"),
+		bestEffort: v.Bool("best_effort"),
+	}
 }
 
 // Learner is the HSIC-NPK learner; build it with learners.New(Name, params).

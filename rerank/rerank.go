@@ -108,9 +108,10 @@ func optErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrOptions, fmt.Sprintf(format, args...))
 }
 
-// Strategies lists the built-in strategies; registered kernel learners are accepted too.
+// Strategies lists the built-in strategies and the default; registered
+// kernel learners are accepted too.
 func Strategies() []string {
-	names := []string{"raw", "text", "npk"}
+	names := []string{"raw", "text", "npk", "npk-fused"}
 	for name := range parametric {
 		names = append(names, name)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/features"
@@ -299,5 +300,19 @@ func TestPlanRerankUsesTheGivenKernel(t *testing.T) {
 		return nil, nil, boom
 	}); !errors.Is(err, boom) {
 		t.Errorf("kernel error: %v", err)
+	}
+}
+
+// The default is among the strategies listed (the web page offers these,
+// with the default selected) and every listed strategy resolves.
+func TestStrategiesListTheDefault(t *testing.T) {
+	names := Strategies()
+	if !slices.Contains(names, DefaultStrategy) {
+		t.Fatalf("Strategies() = %v lacks the default %s", names, DefaultStrategy)
+	}
+	for _, s := range names {
+		if _, err := NewPlan(Options{Strategy: s}); err != nil {
+			t.Errorf("listed strategy %s: %v", s, err)
+		}
 	}
 }

@@ -395,7 +395,7 @@ func svmLIBSVMData(t *testing.T, name string) (*mat.Dense, []int) {
 	t.Helper()
 	dir, ok := dataset.DataDir()
 	if !ok {
-		t.Skip("shared data not found (../shared/data or $KERNELRANK_DATA): skipping the real-data test")
+		t.Skip("shared data not found (../shared/data or $KERNELRANK_SHARED_DATA): skipping the real-data test")
 	}
 	rel := "uci/libsvm/" + name
 	if err := dataset.VerifyMD5(dir, rel); err != nil {

@@ -20,7 +20,7 @@ func realModel(b *testing.B, name string) *recommend.Model {
 	b.Helper()
 	root, ok := dataset.DataDir()
 	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_DATA): the real social data sets are needed")
+		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
 	}
 	ds, _, err := social.LoadDir(filepath.Join(root, "social", name), social.ImportOptions{})
 	if err != nil {
@@ -68,7 +68,7 @@ func BenchmarkServe(b *testing.B) {
 func BenchmarkStart(b *testing.B) {
 	root, ok := dataset.DataDir()
 	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_DATA): the real social data sets are needed")
+		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
 	}
 	for _, name := range []string{"ego-facebook", "blogcatalog"} {
 		b.Run(name, func(b *testing.B) {

@@ -117,7 +117,7 @@ func TestStoredModelEgoFacebook(t *testing.T) {
 	}
 	root, ok := dataset.DataDir()
 	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_DATA)")
+		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
 	}
 	ds, _, err := social.LoadDir(filepath.Join(root, "social", "ego-facebook"), social.ImportOptions{})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 func corelWindow(tb testing.TB, keyword string) []Candidate {
 	dir, ok := dataset.DataDir()
 	if !ok {
-		tb.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the Corel5k benchmark")
+		tb.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): skipping the Corel5k benchmark")
 	}
 	ml, err := dataset.LoadCorel5k(dir)
 	if err != nil {

@@ -17,7 +17,7 @@ func corelIndex(tb testing.TB) *index.Index {
 	tb.Helper()
 	dir, ok := dataset.DataDir()
 	if !ok {
-		tb.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the Corel5k search tests")
+		tb.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): skipping the Corel5k search tests")
 	}
 	ml, err := dataset.LoadCorel5k(dir)
 	if err != nil {

@@ -42,7 +42,7 @@ func TestEvalLearnersFlagErrors(t *testing.T) {
 func TestEvalLearnersJSON(t *testing.T) {
 	dir, ok := dataset.DataDir()
 	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_DATA)")
+		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
 	}
 	var out, errOut bytes.Buffer
 	args := []string{"eval", "learners", "--table", "3.2", "--method", "k-means", "--reps", "1", "--json",

@@ -12,12 +12,12 @@ import (
 
 // EnvDataDir is the environment variable that overrides the location of the
 // shared data directory.
-const EnvDataDir = "KERNELRANK_DATA"
+const EnvDataDir = "KERNELRANK_SHARED_DATA"
 
 // DataDir locates the shared evaluation data (the directory holding
 // MANIFEST.md, images/, social/ and uci/).
 //
-// If $KERNELRANK_DATA is set and non-empty it wins: DataDir returns its
+// If $KERNELRANK_SHARED_DATA is set and non-empty it wins: DataDir returns its
 // absolute form and whether it is an existing directory (no search is made,
 // so a wrong override is not papered over by another copy). Otherwise DataDir
 // walks up from the working directory to the first directory holding go.mod

@@ -12,7 +12,7 @@ import (
 // realData returns the shared data directory or skips the test. The default
 // location is computed relative to this package directory (the working
 // directory of `go test`): ../../../shared/data, i.e. shared/data beside the
-// module root; $KERNELRANK_DATA overrides it.
+// module root; $KERNELRANK_SHARED_DATA overrides it.
 func realData(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join("..", "..", "..", "shared", "data")

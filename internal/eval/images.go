@@ -481,7 +481,7 @@ func loadLabelled(cfg ImagesConfig) (items []item, labels []string, tags string,
 	if path == "" {
 		dir, ok := dataset.DataDir()
 		if !ok {
-			return nil, nil, "", errors.New("no --data given and ../shared/data not found (set KERNELRANK_DATA)")
+			return nil, nil, "", errors.New("no --data given and ../shared/data not found (set KERNELRANK_SHARED_DATA)")
 		}
 		ml, err := dataset.LoadCorel5k(dir)
 		if err != nil {

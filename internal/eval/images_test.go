@@ -29,7 +29,7 @@ func p10(rows []Row, method string) (best float64) {
 // order, as the issue requires and the full run shows.
 func TestImagesCorelQuick(t *testing.T) {
 	if _, ok := dataset.DataDir(); !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the Corel5k evaluation")
+		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): skipping the Corel5k evaluation")
 	}
 	if testing.Short() {
 		t.Skip("-short: skipping the Corel5k evaluation")

@@ -265,4 +265,4 @@ func spiral(seed uint64) *labelled {
 
 // errNoData is returned when the default data sets are needed and
 // ../shared/data cannot be found.
-var errNoData = errors.New("../shared/data not found (set KERNELRANK_DATA, or give --dataset files)")
+var errNoData = errors.New("../shared/data not found (set KERNELRANK_SHARED_DATA, or give --dataset files)")

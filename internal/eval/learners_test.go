@@ -22,7 +22,7 @@ func dataFile(t *testing.T, rel string) string {
 	t.Helper()
 	dir, ok := dataset.DataDir()
 	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_DATA): skipping the learner protocol on real data")
+		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): skipping the learner protocol on real data")
 	}
 	return filepath.Join(dir, rel)
 }

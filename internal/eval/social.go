@@ -100,7 +100,7 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 	if dir == "" {
 		root, ok := dataset.DataDir()
 		if !ok {
-			return nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_DATA)")
+			return nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_SHARED_DATA)")
 		}
 		dir = filepath.Join(root, "social", "ego-facebook")
 	}

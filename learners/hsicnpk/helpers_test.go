@@ -34,7 +34,7 @@ func corelWindow(tb testing.TB, kw string, n int) (*mat.Dense, *mat.SymDense) {
 		corel.ml, corel.err = dataset.LoadCorel5k(dir)
 	})
 	if corel.err == errNoData {
-		tb.Skip("Corel5k data not found (../shared/data or $KERNELRANK_DATA): skipping the real-data test")
+		tb.Skip("Corel5k data not found (../shared/data or $KERNELRANK_SHARED_DATA): skipping the real-data test")
 	}
 	if corel.err != nil {
 		tb.Fatal(corel.err)

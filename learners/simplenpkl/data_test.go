@@ -13,7 +13,7 @@ func dataDir(tb testing.TB) string {
 	tb.Helper()
 	dir, ok := dataset.DataDir()
 	if !ok {
-		tb.Skip("shared data not found (../shared/data or $KERNELRANK_DATA): skipping the real-data test")
+		tb.Skip("shared data not found (../shared/data or $KERNELRANK_SHARED_DATA): skipping the real-data test")
 	}
 	return dir
 }

@@ -17,7 +17,7 @@ func ionosphere(tb testing.TB) (*mat.Dense, []float64) {
 	tb.Helper()
 	dir, ok := dataset.DataDir()
 	if !ok {
-		tb.Skip("shared data not found (../shared/data or $KERNELRANK_DATA): skipping the real-data test")
+		tb.Skip("shared data not found (../shared/data or $KERNELRANK_SHARED_DATA): skipping the real-data test")
 	}
 	const rel = "uci/pmlb/ionosphere.tsv.gz"
 	if err := dataset.VerifyMD5(dir, rel); err != nil {

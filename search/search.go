@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -90,6 +91,8 @@ type Engine struct {
 	ix  *index.Index
 	ld  *cache.Loader
 	opt Options
+	// defaultStrategy is the re-ranker SelectDefault chose (nil: none ran).
+	defaultStrategy atomic.Pointer[string]
 }
 
 // New returns an engine over ix. ld may be nil: nothing is cached (every
@@ -229,6 +232,9 @@ func (e *Engine) plan(req Request) (*plan, error) {
 	q, err := e.ix.NormalizeQuery(req.Query)
 	if err != nil {
 		return nil, err
+	}
+	if req.Rerank.Strategy == "" {
+		req.Rerank.Strategy = e.DefaultStrategy()
 	}
 	rr, err := rerank.NewPlan(req.Rerank)
 	if err != nil {

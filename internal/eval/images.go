@@ -67,6 +67,8 @@ type ImagesReport struct {
 	// the test and validation halves, with the configuration chosen on validation.
 	Test, Val []Row
 	Chosen    map[string]string // method/variant -> chosen parameters
+	// Served is the served re-ranker's choice on the validation queries.
+	Served search.Selection
 	// Tags says where the tags came from: the noisy copy of the labels,
 	// or a JSONL corpus's own.
 	Tags string
@@ -230,7 +232,23 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	for _, it := range items {
 		truth[it.doc.ID] = it.truth
 	}
-	engine := search.New(ix, nil, search.Options{})
+	engine := search.New(ix, nil, search.Options{Window: cfg.Window})
+	// The served row is the engine as a deployment runs it: its default
+	// re-ranker chosen on the validation queries alone.
+	fmt.Fprintf(progress, "choosing the served re-ranker on %d validation queries\n", len(val))
+	valQueries := make([]search.LabelledQuery, len(val))
+	for i, l := range val {
+		valQueries[i] = search.LabelledQuery{Query: labels[l], Relevant: map[string]bool{}, Seed: cfg.Seed}
+		for _, it := range items {
+			if it.truth[labels[l]] {
+				valQueries[i].Relevant[it.doc.ID] = true
+			}
+		}
+	}
+	selection, err := engine.SelectDefault(ctx, valQueries)
+	if err != nil {
+		return nil, fmt.Errorf("choosing the served re-ranker: %w", err)
+	}
 	configs := grid(cfg.Quick)
 	queries := append(append([]int(nil), val...), test...)
 	// scores[q][config][variant] holds P@N for each cutoff.
@@ -294,7 +312,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags}
+	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags, Served: selection}
 	halves := func(per [][]float64) (v, t []float64) {
 		return meanAt(per[:len(val)]), meanAt(per[len(val):])
 	}
@@ -310,7 +328,7 @@ feed:
 	v, t = halves(raw)
 	addRows("raw", "text score", v, t)
 	v, t = halves(served)
-	addRows("served", fmt.Sprintf("defaults: %s/%s-prior", rerank.DefaultStrategy, rerank.DefaultPrior), v, t)
+	addRows("served", fmt.Sprintf("chosen: %s/%s-prior", selection.Strategy, rerank.DefaultPrior), v, t)
 	// Per method and variant, the configuration best on validation P@10.
 	type key struct{ method, variant string }
 	best := map[key]struct {
@@ -638,6 +656,16 @@ func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 		}
 		fmt.Fprintf(w, "  %8.1f  %s\n", 100*rep.Val[i+2].Value, rep.Chosen[r.Method+" "+r.Variant])
 	}
+	fmt.Fprintf(w, "\nserved: %s, the best of these on the validation queries (P@%d):", rep.Served.Strategy, search.SelectCutoff)
+	for _, s := range rep.Served.Precision {
+		fmt.Fprintf(w, " %s %.1f", s.Strategy, 100*s.Precision)
+	}
+	for _, name := range search.SelectCandidates {
+		if why, ok := rep.Served.Skipped[name]; ok {
+			fmt.Fprintf(w, "; %s skipped: %s", name, why)
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprint(w, "\nThesis Table 6.3 (Flickr, 20 queries), Top10: raw 46.0, text 59.0, linear 47.0, poly 52.0, rbf 58.5, npk 63.0.\n"+
 		"Reference implementation of this protocol (Corel5k, seeds 1 / 7919, P@10, uniform prior): raw 53/54, text 64/62,\n"+
 		"rbf 77/76, linear 92/91, intersection 93/95, npk clip 94/90, npk gauss 73/68, npk low rank clip 89/85.\n")

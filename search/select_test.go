@@ -1,0 +1,81 @@
+package search
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/rerank"
+)
+
+// topIDs is the first k ids strategy ranks for q.
+func topIDs(t *testing.T, e *Engine, q, strategy string, k int) map[string]bool {
+	t.Helper()
+	req := DefaultRequest(q)
+	req.K, req.Rerank.Strategy = k, strategy
+	r, err := e.Search(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, h := range r.Results {
+		ids[h.ID] = true
+	}
+	return ids
+}
+
+// The labels are linear's own top 10, so linear, last in the list, has
+// precision 1 and must win over every candidate ranking another top 10;
+// each candidate's precision is its overlap with that set.
+func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
+	e := New(corelIndex(t), nil, testOptions)
+	if e.DefaultStrategy() != rerank.DefaultStrategy {
+		t.Fatalf("default before selection: %s", e.DefaultStrategy())
+	}
+	if _, err := e.SelectDefault(t.Context(), nil); !errors.Is(err, ErrRequest) || e.DefaultStrategy() != rerank.DefaultStrategy {
+		t.Fatalf("no queries: %v, default %s", err, e.DefaultStrategy())
+	}
+	var queries []LabelledQuery
+	for _, q := range []string{"sky", "water"} {
+		queries = append(queries, LabelledQuery{Query: q, Relevant: topIDs(t, e, q, "linear", SelectCutoff)})
+	}
+	sel, err := e.SelectDefault(t.Context(), queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Strategy != "linear" || e.DefaultStrategy() != "linear" || sel.Queries != 2 {
+		t.Fatalf("selection %+v, default %s", sel, e.DefaultStrategy())
+	}
+	var names []string
+	for _, s := range sel.Precision {
+		names = append(names, s.Strategy)
+		want := 0.0
+		for _, q := range queries {
+			for id := range topIDs(t, e, q.Query, s.Strategy, SelectCutoff) {
+				if q.Relevant[id] {
+					want += 0.1 / float64(len(queries))
+				}
+			}
+		}
+		if d := s.Precision - want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%s: precision %.4f, its overlap with the labels gives %.4f", s.Strategy, s.Precision, want)
+		}
+		if s.Strategy != "linear" && s.Precision >= 1 {
+			t.Errorf("%s ranks linear's top 10 too: the test cannot tell them apart", s.Strategy)
+		}
+	}
+	if !slices.Equal(names, SelectCandidates) || len(sel.Skipped) != 0 {
+		t.Errorf("candidates measured %v, skipped %v; want all of %v", names, sel.Skipped, SelectCandidates)
+	}
+	// A request naming no strategy now runs the chosen one; one naming a
+	// strategy is unaffected.
+	r, err := e.Search(t.Context(), DefaultRequest("sky"))
+	if err != nil || r.Rerank.Strategy != "linear" {
+		t.Errorf("default request after selection: %+v, %v", r.Rerank, err)
+	}
+	req := DefaultRequest("sky")
+	req.Rerank.Strategy = "poly"
+	if r, err := e.Search(t.Context(), req); err != nil || r.Rerank.Strategy != "poly" {
+		t.Errorf("explicit poly after selection: %+v, %v", r.Rerank, err)
+	}
+}

@@ -91,8 +91,9 @@ type Engine struct {
 	ix  *index.Index
 	ld  *cache.Loader
 	opt Options
-	// defaultStrategy is the re-ranker SelectDefault chose (nil: none ran).
-	defaultStrategy atomic.Pointer[string]
+	// selection is SelectDefault's choice of the default re-ranker (nil:
+	// none ran).
+	selection atomic.Pointer[Selection]
 }
 
 // New returns an engine over ix. ld may be nil: nothing is cached (every

@@ -1,9 +1,14 @@
 package search
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
@@ -73,7 +78,7 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 			best, sel.Strategy = p, strategy
 		}
 	}
-	e.defaultStrategy.Store(&sel.Strategy)
+	e.selection.Store(&sel)
 	return sel, nil
 }
 
@@ -99,8 +104,47 @@ func (e *Engine) precision(ctx context.Context, strategy string, queries []Label
 // DefaultStrategy is the re-ranker of a request that names none:
 // rerank.DefaultStrategy until SelectDefault chose another.
 func (e *Engine) DefaultStrategy() string {
-	if s := e.defaultStrategy.Load(); s != nil {
-		return *s
+	if s := e.selection.Load(); s != nil {
+		return s.Strategy
 	}
 	return rerank.DefaultStrategy
+}
+
+// Selection is the last choice of SelectDefault (nil: none ran).
+func (e *Engine) Selection() *Selection { return e.selection.Load() }
+
+// ReadValidation reads labelled validation queries as JSON Lines, one
+// object a line: {"q": "sky", "relevant": ["img1", "img2"]} (blank lines
+// are skipped). Every query needs a q and at least one relevant id.
+func ReadValidation(r io.Reader) ([]LabelledQuery, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var out []LabelledQuery
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec struct {
+			Q        string   `json:"q"`
+			Relevant []string `json:"relevant"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("%w: validation line %d: %v", ErrRequest, line, err)
+		}
+		if strings.TrimSpace(rec.Q) == "" || len(rec.Relevant) == 0 {
+			return nil, fmt.Errorf(`%w: validation line %d: needs "q" and at least one "relevant" id`, ErrRequest, line)
+		}
+		q := LabelledQuery{Query: rec.Q, Relevant: make(map[string]bool, len(rec.Relevant))}
+		for _, id := range rec.Relevant {
+			q.Relevant[id] = true
+		}
+		out = append(out, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("validation queries: %w", err)
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/rerank"
@@ -77,5 +78,24 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	req.Rerank.Strategy = "poly"
 	if r, err := e.Search(t.Context(), req); err != nil || r.Rerank.Strategy != "poly" {
 		t.Errorf("explicit poly after selection: %+v, %v", r.Rerank, err)
+	}
+}
+
+func TestReadValidation(t *testing.T) {
+	qs, err := ReadValidation(strings.NewReader("{\"q\": \"sky\", \"relevant\": [\"a\", \"b\"]}\n\n{\"q\":\"sea\",\"relevant\":[\"c\"]}\n"))
+	if err != nil || len(qs) != 2 || qs[0].Query != "sky" || !qs[0].Relevant["a"] || !qs[0].Relevant["b"] || len(qs[1].Relevant) != 1 {
+		t.Fatalf("%+v, %v", qs, err)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{`{"q": "sky"}`, "line 1: needs"},
+		{"\n{\"q\": \"\", \"relevant\": [\"a\"]}", "line 2: needs"},
+		{`{"q": "sky", "relevant": ["a"], "rel": 1}`, `unknown field "rel"`},
+		{`{"q": "sky", "relevant": "a"}`, "line 1"},
+		{`not json`, "line 1"},
+	} {
+		_, err := ReadValidation(strings.NewReader(bad.in))
+		if !errors.Is(err, ErrRequest) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want ErrRequest saying %q", bad.in, err, bad.want)
+		}
 	}
 }

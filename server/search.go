@@ -142,13 +142,15 @@ func intParam(c *gin.Context, qs url.Values, name string, def, lo, hi int) (int,
 
 func (s *Server) listLearners(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{
-		"learners":         learners.Specs(),
-		"rerank":           rerank.Strategies(),
-		"default_rerank":   rerank.DefaultStrategy,
-		"priors":           rerank.Priors,
-		"affinities":       rerank.Affinities,
-		"default_prior":    rerank.DefaultPrior,
-		"default_affinity": rerank.DefaultAffinity,
+		"learners":       learners.Specs(),
+		"rerank":         rerank.Strategies(),
+		"default_rerank": s.images.DefaultStrategy(),
+		// how the default was chosen on validation queries (null: built in)
+		"default_rerank_selection": s.images.Selection(),
+		"priors":                   rerank.Priors,
+		"affinities":               rerank.Affinities,
+		"default_prior":            rerank.DefaultPrior,
+		"default_affinity":         rerank.DefaultAffinity,
 		// the kernel-combination learners the recommenders can use
 		"recommend":         recommend.Learners(),
 		"default_recommend": recommend.DefaultLearner,

@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +29,7 @@ type sharedFlags struct {
 	data, social    *string
 	learner         *string
 	window          *int
+	validation      *string
 }
 
 func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
@@ -38,7 +42,52 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 			"or ego-Facebook / BlogCatalog as published; empty: the generated demo network"),
 		learner: fs.String(learnerFlag, recommend.DefaultLearner, "kernel-combination learner of the recommenders"),
 		window:  fs.Int("window", search.DefaultWindow, "default candidate window re-ranked per query (servers and workers must agree for precomputed rankings to hit)"),
+		validation: fs.String("validation", "", "labelled validation queries of this corpus, JSON Lines {\"q\": ..., \"relevant\": [ids]}: "+
+			"the default re-ranker becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+rerank.DefaultStrategy),
 	}
+}
+
+// newEngine is the search engine of a deployment's process over ix. With
+// --validation it reads the queries (failing on a bad file) and returns a
+// function that makes the default re-ranker the best on them, logging the
+// choice; without, that function does nothing.
+func newEngine(ix *index.Index, b *backends, sh sharedFlags, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
+	engine := search.New(ix, b.loader, search.Options{Window: *sh.window})
+	if *sh.validation == "" {
+		return engine, func(context.Context) error { return nil }, nil
+	}
+	f, err := os.Open(*sh.validation)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--validation: %w", err)
+	}
+	defer f.Close()
+	queries, err := search.ReadValidation(f)
+	if err == nil && len(queries) == 0 {
+		err = errors.New("no query in the file")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--validation %s: %w", *sh.validation, err)
+	}
+	choose := func(ctx context.Context) error {
+		log.Info("choosing the default re-ranker", "queries", len(queries), "candidates", strings.Join(search.SelectCandidates, ","))
+		start := time.Now()
+		sel, err := engine.SelectDefault(ctx, queries)
+		if err != nil {
+			return fmt.Errorf("--validation: %w", err)
+		}
+		attrs := []any{"rerank", sel.Strategy, "took", time.Since(start).Round(time.Millisecond)}
+		for _, s := range sel.Precision {
+			attrs = append(attrs, s.Strategy, fmt.Sprintf("%.3f", s.Precision))
+		}
+		for _, name := range search.SelectCandidates {
+			if why, ok := sel.Skipped[name]; ok {
+				attrs = append(attrs, name, "skipped: "+why)
+			}
+		}
+		log.Info("default re-ranker chosen on the validation queries (P@10)", attrs...)
+		return nil
+	}
+	return engine, choose, nil
 }
 
 // redisLog sends go-redis' own messages (a failed dial, a pool event) to

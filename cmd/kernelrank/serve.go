@@ -73,7 +73,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer ix.Close()
-	engine := search.New(ix, b.loader, search.Options{Window: *sh.window})
+	engine, choose, err := newEngine(ix, b, sh, log)
+	if err != nil {
+		return err
+	}
+	// The server answers with the built-in default until the choice is made.
+	go func() {
+		if err := choose(ctx); err != nil && ctx.Err() == nil {
+			log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
+		}
+	}()
 	deps := jobDeps{social: *sh.social, log: log, search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
 	var socialDir string

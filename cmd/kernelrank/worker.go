@@ -67,7 +67,12 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 		if ix, _, err = openIndex(ctx, *sh.data, *sh.cacheDir, log); err != nil {
 			return nil, err
 		}
-		return search.New(ix, b.loader, search.Options{Window: *sh.window}), nil
+		// A worker precomputes what the servers serve: the same choice.
+		engine, choose, err := newEngine(ix, b, sh, log)
+		if err != nil {
+			return nil, err
+		}
+		return engine, choose(ctx)
 	}}
 	h := handler(jobDeps{social: *sh.social, log: log, recommend: social.get, search: images.get})
 	return jobs.Worker(ctx, ro, jobs.Options{Queue: *queue, Log: log}, *concurrency, h)

@@ -19,7 +19,7 @@
 // Inputs: Kernels[0] (the kNN graph N and the target squared distances D
 // come from its distances K_ii + K_jj - 2 K_ij; the linear kernel of the
 // features gives the thesis' Euclidean ones) and Labels (at least two
-// classes). Units as in simplenpkl.Neighborhood: D scaled to mean 1 (C is
+// classes). Units as in npkl.Neighborhood: D scaled to mean 1 (C is
 // in those units) and B = budget x tr((HKH)^2) of the input [deviation:
 // the thesis' C = 1 and B = m_B N are absolute, for data of unstated
 // scale]. Defaults C = 3, budget = 1 were measured: Protocol 1 converges
@@ -34,7 +34,7 @@
 // the first coordinate (threshold accuracy 0.975, KPCA 0.61).
 //
 // Output: Kernel (the learned K, in the units of the input kernel) and
-// Embedding (its top dim centred eigen-coordinates, simplenpkl.Embed).
+// Embedding (its top dim centred eigen-coordinates, npkl.Embed).
 // Stats are those of Protocol 1 (Objective in units of the mean neighbour
 // distance).
 package cmvu
@@ -44,7 +44,7 @@ import (
 	"fmt"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -56,7 +56,7 @@ type config struct {
 	k, dim    int
 	maxIter   int
 	tol       float64
-	solver    simplenpkl.Eigensolver
+	solver    npkl.Eigensolver
 	seed      uint64
 }
 
@@ -73,12 +73,12 @@ func init() {
 			learners.Int("k", 5, 1, 1<<20, "nearest neighbours whose distances are kept (union kNN graph; clamped to n-1)"),
 			learners.Int("dim", 2, 1, 1<<20, "dimension of the embedding (thesis: 2)"),
 			learners.Int("max_iter", 500, 1, 1<<20, "iteration cap of Protocol 1"),
-		}, simplenpkl.SolverParams("relative duality gap at which Protocol 1 stops")...),
+		}, npkl.SolverParams("relative duality gap at which Protocol 1 stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), budget: v.Float("budget"), k: v.Int("k"), dim: v.Int("dim"),
 				maxIter: v.Int("max_iter"), tol: v.Float("tol"),
-				solver: simplenpkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
+				solver: npkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
 			}}, nil
 		},
 	})
@@ -101,25 +101,25 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	if err != nil {
 		return nil, err
 	}
-	nb, err := simplenpkl.NewNeighborhood(in.Kernels[0], l.cfg.k)
+	nb, err := npkl.NewNeighborhood(in.Kernels[0], l.cfg.k)
 	if err != nil {
 		return nil, err
 	}
 	// HYH scaled to top eigenvalue 1 (see the package doc).
-	pr := &simplenpkl.Problem{Base: simplenpkl.LowRank(hz, 1/topEigenvalue(hz)), Pairs: nb.Pairs, Kind: simplenpkl.Distance,
+	pr := &npkl.Problem{Base: npkl.LowRank(hz, 1/topEigenvalue(hz)), Pairs: nb.Pairs, Kind: npkl.Distance,
 		B: nb.Budget(l.cfg.budget), P: 2, Solver: l.cfg.solver, Seed: l.cfg.seed}
-	res, err := simplenpkl.Solve(ctx, pr, &simplenpkl.DistanceDual{D: nb.D, C: l.cfg.c}, make([]float64, len(nb.Pairs)),
-		simplenpkl.Options{MaxIter: l.cfg.maxIter, Tol: l.cfg.tol, QuasiNewton: true})
+	res, err := npkl.Solve(ctx, pr, &npkl.DistanceDual{D: nb.D, C: l.cfg.c}, make([]float64, len(nb.Pairs)),
+		npkl.Options{MaxIter: l.cfg.maxIter, Tol: l.cfg.tol, QuasiNewton: true})
 	if err != nil {
 		return nil, err
 	}
 	k := res.K.Kernel(in.N())
 	k.ScaleSym(nb.Scale, k)
-	emb, err := simplenpkl.Embed(k, l.cfg.dim)
+	emb, err := npkl.Embed(k, l.cfg.dim)
 	if err != nil {
 		return nil, err
 	}
-	return &learners.Output{Kernel: k, Embedding: emb, Stats: res.Stats}, simplenpkl.NotConverged(Name, res.Stats, l.cfg.tol)
+	return &learners.Output{Kernel: k, Embedding: emb, Stats: res.Stats}, npkl.NotConverged(Name, res.Stats, l.cfg.tol)
 }
 
 // topEigenvalue returns the largest eigenvalue of F F^T, that of the

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -28,7 +28,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || s.Kind != learners.KindEmbedding || s.Needs != learners.NeedKernels|learners.NeedLabels {
 		t.Fatalf("spec %+v", s)
 	}
-	want := config{c: 3, budget: 1, k: 5, dim: 2, maxIter: 500, tol: 1e-4, solver: simplenpkl.Auto, seed: 1}
+	want := config{c: 3, budget: 1, k: 5, dim: 2, maxIter: 500, tol: 1e-4, solver: npkl.Auto, seed: 1}
 	if got := newLearner(t, "").cfg; got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
@@ -92,7 +92,7 @@ func rankCorrelation(v []float64) float64 {
 // makes the neighbour distances more faithful.
 func TestColouredSpiralUnfolds(t *testing.T) {
 	in := labelledSpiral(60)
-	kpca, err := simplenpkl.Embed(in.Kernels[0], 2)
+	kpca, err := npkl.Embed(in.Kernels[0], 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestSeparatesClasses(t *testing.T) {
 			observed[i] = learners.Unlabeled
 		}
 	}
-	kpca, err := simplenpkl.Embed(learners.Linear(x), 2)
+	kpca, err := npkl.Embed(learners.Linear(x), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 //
 //	min_K -tr(K K0) + C/2 sum_{(i,j) in N} (D_ij - tr(K T_ij))^2   s.t.  K PSD, tr KK <= B
 //
-// by Protocol 1 (simplenpkl.Solve with A = K0 + sum alpha_ij T_ij, gradient
+// by Protocol 1 (npkl.Solve with A = K0 + sum alpha_ij T_ij, gradient
 // D_ij - tr(T_ij K) - alpha_ij / C, alpha free), then rebuilds K0 from the
 // new K. The outer loop [external, spec: the thesis says only "repeatedly
 // solving"] starts from the centred input kernel H K H (as SJ07) and stops
@@ -17,7 +17,7 @@
 // Inputs: Kernels[0], whose distances K_ii + K_jj - 2 K_ij give the kNN
 // graph N and the target squared distances D (the linear kernel of the
 // features gives the Euclidean ones of the thesis). Units and budget are
-// those of simplenpkl.Neighborhood: D scaled to mean 1, B = budget x
+// those of npkl.Neighborhood: D scaled to mean 1, B = budget x
 // tr((HKH)^2) of the input [deviation: the thesis' B = m_B N is absolute].
 // K0 = 2 V V^T - I is applied as identity plus low rank, never formed.
 //
@@ -31,7 +31,7 @@
 // (thesis: 0.34 s).
 //
 // Output: Kernel (the learned K, in the units of the input kernel) and
-// Embedding, its top dim centred eigen-coordinates (simplenpkl.Embed).
+// Embedding, its top dim centred eigen-coordinates (npkl.Embed).
 // Stats: Iterations is the total of Protocol 1 iterations, Objective and Gap
 // those of the last inner problem (in units of the mean neighbour
 // distance), Converged that the outer loop settled and its last inner
@@ -43,7 +43,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -55,7 +55,7 @@ type config struct {
 	k, dim         int
 	maxIter, outer int
 	tol            float64
-	solver         simplenpkl.Eigensolver
+	solver         npkl.Eigensolver
 	seed           uint64
 }
 
@@ -73,12 +73,12 @@ func init() {
 			learners.Int("dim", 2, 1, 1<<20, "target dimension d: the eigenvalues grown (thesis experiments: 2)"),
 			learners.Int("max_iter", 100, 1, 1<<20, "Protocol 1 iterations per outer iteration"),
 			learners.Int("outer_iter", 20, 1, 1<<20, "outer iterations (K0 rebuilt from the current kernel; spec: 20)"),
-		}, simplenpkl.SolverParams("relative duality gap at which each inner Protocol 1 stops")...),
+		}, npkl.SolverParams("relative duality gap at which each inner Protocol 1 stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), budget: v.Float("budget"), k: v.Int("k"), dim: v.Int("dim"),
 				maxIter: v.Int("max_iter"), outer: v.Int("outer_iter"), tol: v.Float("tol"),
-				solver: simplenpkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
+				solver: npkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
 			}}, nil
 		},
 	})
@@ -87,7 +87,7 @@ func init() {
 // Learner is the MVE+NPKL learner; build it with learners.New(Name, params).
 type Learner struct {
 	cfg   config
-	trace func(outer int, res *simplenpkl.Result, trKK0 float64) // test hook
+	trace func(outer int, res *npkl.Result, trKK0 float64) // test hook
 }
 
 // Fit learns the kernel and the embedding of the n points of Kernels[0]. A
@@ -101,17 +101,17 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		return nil, err
 	}
 	cfg := l.cfg
-	nb, err := simplenpkl.NewNeighborhood(in.Kernels[0], cfg.k)
+	nb, err := npkl.NewNeighborhood(in.Kernels[0], cfg.k)
 	if err != nil {
 		return nil, err
 	}
 	n := in.N()
 	dim := min(cfg.dim, n-1)
-	pr := &simplenpkl.Problem{Pairs: nb.Pairs, Kind: simplenpkl.Distance, B: nb.Budget(cfg.budget), P: 2, Solver: cfg.solver, Seed: cfg.seed}
-	dual := &simplenpkl.DistanceDual{D: nb.D, C: cfg.c}
+	pr := &npkl.Problem{Pairs: nb.Pairs, Kind: npkl.Distance, B: nb.Budget(cfg.budget), P: 2, Solver: cfg.solver, Seed: cfg.seed}
+	dual := &npkl.DistanceDual{D: nb.D, C: cfg.c}
 	alpha := make([]float64, len(nb.Pairs))
 	k := nb.Kernel
-	var res *simplenpkl.Result
+	var res *npkl.Result
 	stats := learners.Stats{}
 	prev := math.NaN()
 	settled := false
@@ -120,9 +120,9 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		if err != nil {
 			return nil, err
 		}
-		k0 := simplenpkl.Sum(simplenpkl.Identity(n, -1), simplenpkl.LowRank(v, 2))
+		k0 := npkl.Sum(npkl.Identity(n, -1), npkl.LowRank(v, 2))
 		pr.Base = k0
-		if res, err = simplenpkl.Solve(ctx, pr, dual, alpha, simplenpkl.Options{MaxIter: cfg.maxIter, Tol: cfg.tol, QuasiNewton: true}); err != nil {
+		if res, err = npkl.Solve(ctx, pr, dual, alpha, npkl.Options{MaxIter: cfg.maxIter, Tol: cfg.tol, QuasiNewton: true}); err != nil {
 			return nil, err
 		}
 		copy(alpha, res.Alpha)
@@ -138,11 +138,11 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	stats.Objective, stats.Gap = res.Stats.Objective, res.Stats.Gap
 	stats.Converged = settled && res.Stats.Converged
 	k.ScaleSym(nb.Scale, k)
-	emb, err := simplenpkl.Embed(k, cfg.dim)
+	emb, err := npkl.Embed(k, cfg.dim)
 	if err != nil {
 		return nil, err
 	}
-	return &learners.Output{Kernel: k, Embedding: emb, Stats: stats}, simplenpkl.NotConverged(Name, stats, cfg.tol)
+	return &learners.Output{Kernel: k, Embedding: emb, Stats: stats}, npkl.NotConverged(Name, stats, cfg.tol)
 }
 
 // topEigenvectors returns the eigenvectors of the d largest eigenvalues of k.

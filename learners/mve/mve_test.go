@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -26,7 +26,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || s.Kind != learners.KindEmbedding || s.Needs != learners.NeedKernels {
 		t.Fatalf("spec %+v", s)
 	}
-	want := config{c: 3, budget: 10, k: 5, dim: 2, maxIter: 100, outer: 20, tol: 1e-4, solver: simplenpkl.Auto, seed: 1}
+	want := config{c: 3, budget: 10, k: 5, dim: 2, maxIter: 100, outer: 20, tol: 1e-4, solver: npkl.Auto, seed: 1}
 	if got := newLearner(t, "").cfg; got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
@@ -80,7 +80,7 @@ func TestUnfoldsSpiral(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kpca, err := simplenpkl.Embed(in.Kernels[0], 2)
+		kpca, err := npkl.Embed(in.Kernels[0], 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestConcentratesVariance(t *testing.T) {
 	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}}
 	l := newLearner(t, "")
 	prev := math.Inf(-1)
-	l.trace = func(outer int, res *simplenpkl.Result, _ float64) {
+	l.trace = func(outer int, res *npkl.Result, _ float64) {
 		obj := -res.Stats.Objective
 		if obj < prev-2*l.cfg.tol*math.Abs(prev) {
 			t.Errorf("outer iteration %d: the objective fell from %g to %g", outer, prev, obj)

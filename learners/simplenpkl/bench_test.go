@@ -12,6 +12,7 @@ import (
 	"github.com/kernelrank/kernelrank/learners"
 	_ "github.com/kernelrank/kernelrank/learners/cmvu"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
 	"gonum.org/v1/gonum/mat"
@@ -115,7 +116,7 @@ func BenchmarkA1a(b *testing.B) {
 // linear loss) on a1a (N = 1,605, k = 50, 4,104 pairs, C = 1, B = N) with
 // the dense partial eigensolver and with Lanczos, keeping every positive
 // eigenpair or Prop. 3.27's rank estimate (127 for m = 8,208 ordered pairs)
-// or 32: the measurement behind simplenpkl.AutoDenseMax.
+// or 32: the measurement behind npkl.AutoDenseMax.
 func BenchmarkEigensolvers(b *testing.B) {
 	x, labels, _ := loadA1a(b)
 	n := len(labels)
@@ -127,19 +128,19 @@ func BenchmarkEigensolvers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := simplenpkl.NormalizedAdjacency(n, learners.KNNPairs(learners.KernelDistances(learners.Linear(x)), 50, false))
+	g := npkl.NormalizedAdjacency(n, learners.KNNPairs(learners.KernelDistances(learners.Linear(x)), 50, false))
 	pataki := int((math.Sqrt(8*float64(2*len(pairs))+1) - 1) / 2)
 	for _, c := range []struct {
-		solver simplenpkl.Eigensolver
+		solver npkl.Eigensolver
 		rank   int
-	}{{simplenpkl.Dense, 0}, {simplenpkl.Dense, pataki}, {simplenpkl.Lanczos, pataki}, {simplenpkl.Lanczos, 32}} {
+	}{{npkl.Dense, 0}, {npkl.Dense, pataki}, {npkl.Lanczos, pataki}, {npkl.Lanczos, 32}} {
 		b.Run(fmt.Sprintf("%v/max_rank=%d", c.solver, c.rank), func(b *testing.B) {
-			pr := &simplenpkl.Problem{Base: simplenpkl.NegLaplacian(g), Pairs: pairs, Kind: simplenpkl.Entry,
+			pr := &npkl.Problem{Base: npkl.NegLaplacian(g), Pairs: pairs, Kind: npkl.Entry,
 				B: float64(n), P: 2, MaxRank: c.rank, Solver: c.solver, Seed: 1}
 			b.ReportAllocs()
-			var k simplenpkl.Factor
+			var k npkl.Factor
 			for b.Loop() {
-				if k, _, err = simplenpkl.Evaluate(pr, t); err != nil {
+				if k, _, err = npkl.Evaluate(pr, t); err != nil {
 					b.Fatal(err)
 				}
 			}

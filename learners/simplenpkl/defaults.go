@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -133,9 +134,9 @@ func AutoB(margins []float64, p float64) float64 {
 }
 
 // margins writes T_e K_ij for every pair of a factor (f holds 2 K_ij).
-func margins(k Factor, pairs []learners.Pair, t []float64) []float64 {
+func margins(k npkl.Factor, pairs []learners.Pair, t []float64) []float64 {
 	f := make([]float64, len(pairs))
-	k.PairValues(f, pairs, Entry)
+	k.PairValues(f, pairs, npkl.Entry)
 	for e := range f {
 		f[e] *= t[e] / 2
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -136,7 +137,7 @@ func TestAutoCapacityLinearLoss(t *testing.T) {
 	b := 1 / (m[r-1] * m[r-1])
 	want := scaled(aPlus, math.Sqrt(b)/norm)
 	t.Logf("C = %.6g (reference %.6g), B = %.6g, G = %.6g, %d pairs", f.c, ref.c, b, f.pr.G, len(m))
-	if relDiff(f.c, ref.c) > 1e-9 {
+	if learnertest.RelDiff(f.c, ref.c) > 1e-9 {
 		t.Fatalf("C = %.12g, reference %.12g", f.c, ref.c)
 	}
 	if d := symDiff(out.Kernel, want); d > 1e-9 {
@@ -159,7 +160,7 @@ func TestAutoCapacityLinearLoss(t *testing.T) {
 	if d := symDiff(outB.Kernel, out.Kernel); d > 1e-9 {
 		t.Fatalf("the explicit B-form differs by %g", d)
 	}
-	if tr := traceP(out.Kernel, 2); relDiff(tr, b) > 1e-9 {
+	if tr := traceP(out.Kernel, 2); learnertest.RelDiff(tr, b) > 1e-9 {
 		t.Fatalf("tr K^2 = %g, want B = %g", tr, b)
 	}
 	checkPSD(t, out.Kernel)

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -63,60 +63,6 @@ func addRandomPairs(in *learners.Input, n, nPairs int, r *rand.Rand, same func(i
 	}
 }
 
-// refLaplacian builds L = I - D^{-1/2} S D^{-1/2} densely for the kNN graph
-// of the rows of x (squared Euclidean distances, neighbours by sorting).
-func refLaplacian(x *mat.Dense, k int, mutual bool) *mat.SymDense {
-	n, d := x.Dims()
-	nn := make([][]bool, n)
-	for i := 0; i < n; i++ {
-		type cand struct {
-			j    int
-			dist float64
-		}
-		var cs []cand
-		for j := 0; j < n; j++ {
-			if j == i {
-				continue
-			}
-			s := 0.0
-			for f := 0; f < d; f++ {
-				v := x.At(i, f) - x.At(j, f)
-				s += v * v
-			}
-			cs = append(cs, cand{j, s})
-		}
-		sort.Slice(cs, func(a, b int) bool { return cs[a].dist < cs[b].dist })
-		nn[i] = make([]bool, n)
-		for _, c := range cs[:min(k, n-1)] {
-			nn[i][c.j] = true
-		}
-	}
-	s := mat.NewDense(n, n, nil)
-	deg := make([]float64, n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i != j && (mutual && nn[i][j] && nn[j][i] || !mutual && (nn[i][j] || nn[j][i])) {
-				s.Set(i, j, 1)
-				deg[i]++
-			}
-		}
-	}
-	l := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := 0.0
-			if i == j {
-				v = 1
-			}
-			if s.At(i, j) != 0 {
-				v -= 1 / math.Sqrt(deg[i]*deg[j])
-			}
-			l.SetSym(i, j, v)
-		}
-	}
-	return l
-}
-
 // refProblem is SimpleNPKL's problem in dense form.
 type refProblem struct {
 	l       *mat.SymDense
@@ -142,7 +88,7 @@ func newRefProblem(in *learners.Input, x *mat.Dense, cfg Config) *refProblem {
 	if c == 0 {
 		c = 1 / refTopT(x.RawMatrix().Rows, pairs, t)
 	}
-	return &refProblem{l: refLaplacian(x, cfg.K, cfg.Mutual), pairs: pairs, t: t, c: c, b: cfg.B, p: cfg.P, loss: cfg.Loss}
+	return &refProblem{l: learnertest.RefLaplacian(x, cfg.K, cfg.Mutual), pairs: pairs, t: t, c: c, b: cfg.B, p: cfg.P, loss: cfg.Loss}
 }
 
 // refZScore returns x with every column shifted to mean 0 and scaled to
@@ -328,10 +274,6 @@ func traceP(k *mat.SymDense, p float64) float64 {
 		s += math.Pow(math.Max(v, 0), p)
 	}
 	return s
-}
-
-func relDiff(a, b float64) float64 {
-	return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
 }
 
 // checkPSD fails unless k (symmetric by type) is PSD

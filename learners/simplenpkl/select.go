@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -29,11 +30,11 @@ func selectPairs(f *fit, base *mat.SymDense, cfg Config) ([]int, error) {
 		}
 	} else {
 		f.pr.Pairs = f.pairs
-		ll, _, err := Evaluate(f.pr, scaledSigns(f.t, f.c))
+		ll, _, err := npkl.Evaluate(f.pr, scaledSigns(f.t, f.c))
 		if err != nil {
 			return nil, err
 		}
-		ll.PairValues(kij, f.pairs, Entry)
+		ll.PairValues(kij, f.pairs, npkl.Entry)
 		for e := range kij {
 			kij[e] /= 2
 		}
@@ -87,14 +88,14 @@ func activePoints(pairs []learners.Pair, t, kij []float64, frac float64) map[int
 // of a repeated eigenvalue), and the dense solver as the fallback.
 func SmoothBasis(g *learners.Graph, r int, seed uint64) (*mat.Dense, error) {
 	n := g.N()
-	if n > AutoDenseMax {
+	if n > npkl.AutoDenseMax {
 		v, err := smoothBasisLanczos(g, r, seed)
 		if !errors.Is(err, learners.ErrNotConverged) {
 			return v, err
 		}
 	}
 	s := make([]float64, n*n)
-	Adjacency(g, 1).AddTo(s)
+	npkl.Adjacency(g, 1).AddTo(s)
 	var pe learners.PartialEigen
 	if err := pe.FactorizeDense(n, s); err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func smoothBasisLanczos(g *learners.Graph, r int, seed uint64) (*mat.Dense, erro
 	if c == r {
 		return out, nil
 	}
-	_, vecs, err := learners.TopK(Adjacency(g, 1), r-c, learners.Largest, learners.LanczosOptions{Deflate: known, Seed: seed})
+	_, vecs, err := learners.TopK(npkl.Adjacency(g, 1), r-c, learners.Largest, learners.LanczosOptions{Deflate: known, Seed: seed})
 	if err != nil {
 		return nil, err
 	}

@@ -155,11 +155,10 @@
 // computed from the entries of K, and the optimum -B^(1/p) ||sigma_+||_q
 // that the eigenvalues give), Converged Gap <= tol.
 //
-// The package also exports the machinery (Problem, Dual, Solve, the Term
-// matrices) that the SimpleNPKL embeddings (packages cmvu, mve and spe,
-// thesis section 3.4) reuse, the helpers those share (Neighborhood,
-// DistanceDual, Embed), and the constraint sampling of the experiments of
-// thesis section 3.5 (SampleConstraints, SamplePairs).
+// The solver (Problem, Dual, Solve, the Term matrices) is package npkl,
+// shared with the SimpleNPKL embeddings (packages cmvu, mve and spe, thesis
+// section 3.4). This package exports the constraint sampling of the
+// experiments of thesis section 3.5 (SampleConstraints, SamplePairs).
 package simplenpkl
 
 import (
@@ -169,6 +168,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -187,7 +187,7 @@ type Config struct {
 	GraphInput   string
 	Rank         int // > 0: low-rank variant (A6)
 	MaxRank      int // cap on the eigenpairs kept (0: all)
-	Solver       Eigensolver
+	Solver       npkl.Eigensolver
 	Select       string  // "all", "active" or "random" (A5)
 	Fraction     float64 // fraction kept by Select
 	SelectKernel string  // "linear-loss" or "base": the kernel of the margins
@@ -223,7 +223,7 @@ func Params() []learners.Param {
 		learners.Int("rank", 0, 0, 1<<20, "0: full kernel; r > 0: low-rank K = V E V^T over the r smoothest Laplacian eigenvectors (A6; clamped to n)"),
 		learners.Int("max_rank", 0, 0, 1<<20, "keep at most this many eigenpairs of A (Prop. 3.27 rank estimate); 0 keeps every positive one (exact)"),
 		learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"},
-			fmt.Sprintf("auto: dense partial eigensolver up to %d points, Lanczos (dense fallback) above", AutoDenseMax)),
+			fmt.Sprintf("auto: dense partial eigensolver up to %d points, Lanczos (dense fallback) above", npkl.AutoDenseMax)),
 		learners.Enum("select", "all", []string{"all", "active", "random"}, "constraint selection (A5): all pairs, the most uncertain points' pairs, or random pairs"),
 		frac,
 		learners.Enum("select_kernel", "linear-loss", []string{"linear-loss", "base"}, "kernel of the margins of select=active: the SimpleNPKL-LL kernel or Kernels[0]"),
@@ -248,7 +248,7 @@ func ConfigFrom(v learners.Values) Config {
 		GraphInput:   v.String("graph_input"),
 		Rank:         v.Int("rank"),
 		MaxRank:      v.Int("max_rank"),
-		Solver:       ParseEigensolver(v.String("eigensolver")),
+		Solver:       npkl.ParseEigensolver(v.String("eigensolver")),
 		Select:       v.String("select"),
 		Fraction:     v.Float("select_fraction"),
 		SelectKernel: v.String("select_kernel"),
@@ -258,29 +258,6 @@ func ConfigFrom(v learners.Values) Config {
 		Tol:          v.Float("tol"),
 		Seed:         uint64(v.Int("seed")),
 	}
-}
-
-// SolverParams declares the parameters the embedding learners built on
-// SimpleNPKL share: the duality-gap tolerance (tolDoc says of what), the
-// eigensolver and the seed of the Lanczos start vector.
-func SolverParams(tolDoc string) []learners.Param {
-	tol := learners.Float("tol", 1e-4, 0, 1, tolDoc)
-	tol.MinExclusive = true
-	return []learners.Param{
-		tol,
-		learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"}, "eigensolver (see simplenpkl)"),
-		learners.Int("seed", 1, 0, math.MaxInt32, "seed of the Lanczos start vector"),
-	}
-}
-
-// ParseEigensolver maps "auto", "dense" and "lanczos" to an Eigensolver.
-func ParseEigensolver(s string) Eigensolver {
-	for _, e := range []Eigensolver{Dense, Lanczos} {
-		if s == e.String() {
-			return e
-		}
-	}
-	return Auto
 }
 
 func init() {
@@ -333,8 +310,8 @@ type Learner struct {
 type fit struct {
 	pairs []learners.Pair
 	t     []float64
-	pr    *Problem
-	res   *Result
+	pr    *npkl.Problem
+	res   *npkl.Result
 	graph *learners.Graph
 	c     float64 // the C used (Config.C, or AutoC)
 }
@@ -348,10 +325,10 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	if err != nil {
 		return nil, err
 	}
-	return out, NotConverged(Name, out.Stats, l.Config.Tol)
+	return out, npkl.NotConverged(Name, out.Stats, l.Config.Tol)
 }
 
-func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(Step)) (*learners.Output, *fit, error) {
+func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(npkl.Step)) (*learners.Output, *fit, error) {
 	cfg := l.Config
 	if err := in.Validate(cfg.needs()); err != nil {
 		return nil, nil, err
@@ -365,8 +342,8 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(Step))
 		return nil, nil, err
 	}
 	f := &fit{pairs: pairs, t: t, c: cfg.C}
-	f.graph = NormalizedAdjacency(n, learners.KNNPairs(graphDistances(in, cfg.GraphInput), cfg.K, cfg.Mutual))
-	f.pr = &Problem{Base: NegLaplacian(f.graph), Kind: Entry, B: cfg.B, P: cfg.P, G: cfg.G, MaxRank: cfg.MaxRank, Solver: cfg.Solver, Seed: cfg.Seed}
+	f.graph = npkl.NormalizedAdjacency(n, learners.KNNPairs(graphDistances(in, cfg.GraphInput), cfg.K, cfg.Mutual))
+	f.pr = &npkl.Problem{Base: npkl.NegLaplacian(f.graph), Kind: npkl.Entry, B: cfg.B, P: cfg.P, G: cfg.G, MaxRank: cfg.MaxRank, Solver: cfg.Solver, Seed: cfg.Seed}
 	// B = G = 0: the automatic capacity; B = 1 until it is known (the
 	// margins of active selection do not depend on it).
 	autoCap := cfg.B == 0 && cfg.G == 0
@@ -410,10 +387,10 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(Step))
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	var ll Factor // the linear-loss kernel at the automatic C and B = 1
+	var ll npkl.Factor // the linear-loss kernel at the automatic C and B = 1
 	var llH, scale float64
 	if autoCap {
-		if ll, llH, err = Evaluate(f.pr, scaledSigns(f.t, cAuto)); err != nil {
+		if ll, llH, err = npkl.Evaluate(f.pr, scaledSigns(f.t, cAuto)); err != nil {
 			return nil, nil, err
 		}
 		f.pr.B, f.pr.G = AutoCapacity(margins(ll, f.pairs, f.t), llH, cfg.P)
@@ -434,8 +411,8 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(Step))
 		for e := range alpha0 {
 			alpha0[e] = f.c
 		}
-		f.res, err = Solve(ctx, f.pr, &pairDual{t: f.t, c: f.c, loss: cfg.Loss}, alpha0,
-			Options{MaxIter: cfg.MaxIter, Tol: cfg.Tol, Trace: trace, QuasiNewton: cfg.Step == "lbfgs"})
+		f.res, err = npkl.Solve(ctx, f.pr, &pairDual{t: f.t, c: f.c, loss: cfg.Loss}, alpha0,
+			npkl.Options{MaxIter: cfg.MaxIter, Tol: cfg.Tol, Trace: trace, QuasiNewton: cfg.Step == "lbfgs"})
 	}
 	if err != nil {
 		return nil, nil, err
@@ -466,8 +443,8 @@ func scaledSigns(t []float64, c float64) []float64 {
 }
 
 // linearLoss is algorithm A1: K = K(C T) by the closed form.
-func linearLoss(pr *Problem, t []float64, c, tol float64) (*Result, error) {
-	k, h, err := Evaluate(pr, scaledSigns(t, c))
+func linearLoss(pr *npkl.Problem, t []float64, c, tol float64) (*npkl.Result, error) {
+	k, h, err := npkl.Evaluate(pr, scaledSigns(t, c))
 	if err != nil {
 		return nil, err
 	}
@@ -478,15 +455,15 @@ func linearLoss(pr *Problem, t []float64, c, tol float64) (*Result, error) {
 // h: its Gap compares the primal value of k, computed from k's entries
 // through the operators, with the optimum -h that the eigenvalues give
 // (Prop. 3.25 or 3.26).
-func linearResult(pr *Problem, t []float64, c, tol float64, k Factor, h float64) *Result {
+func linearResult(pr *npkl.Problem, t []float64, c, tol float64, k npkl.Factor, h float64) *npkl.Result {
 	f := make([]float64, len(t))
-	k.PairValues(f, pr.Pairs, Entry)
-	obj := -k.Dot(pr.Base) + pr.penalty(k.Lambda) + c*pairLoss(LinearLoss, t, f, 1)
+	k.PairValues(f, pr.Pairs, npkl.Entry)
+	obj := -k.Dot(pr.Base) + pr.Penalty(k.Lambda) + c*pairLoss(LinearLoss, t, f, 1)
 	gap := 0.0
 	if den := math.Max(math.Abs(obj), h); den > 0 {
 		gap = math.Abs(obj+h) / den
 	}
-	return &Result{K: k, Scale: 1, Stats: learners.Stats{Objective: obj, Gap: gap, Converged: gap <= tol}}
+	return &npkl.Result{K: k, Scale: 1, Stats: learners.Stats{Objective: obj, Gap: gap, Converged: gap <= tol}}
 }
 
 // Constraints merges must-link (T = +1) and cannot-link (T = -1) pairs into

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -21,7 +23,7 @@ func TestRegistered(t *testing.T) {
 		t.Fatalf("kind %v needs %v", s.Kind, s.Needs)
 	}
 	// C = 0 and B = G = 0: the automatic C and capacity.
-	want := Config{Loss: SquareHingeLoss, C: 0, B: 0, P: 2, K: 5, Mutual: false, GraphInput: "standardized", Solver: Auto, Select: "all",
+	want := Config{Loss: SquareHingeLoss, C: 0, B: 0, P: 2, K: 5, Mutual: false, GraphInput: "standardized", Solver: npkl.Auto, Select: "all",
 		Fraction: 0.5, SelectKernel: "linear-loss", Step: "lbfgs", MaxIter: 50, Tol: 1e-4, Seed: 1}
 	if got := newLearner(t, "").Config; got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
@@ -29,7 +31,7 @@ func TestRegistered(t *testing.T) {
 	got := newLearner(t, `{"loss": "hinge", "C": 2, "B": 3, "p": 1.5, "k": 7, "graph": "mutual", "graph_input": "kernel", "rank": 4, "max_rank": 9,
 		"eigensolver": "lanczos", "select": "active", "select_fraction": 0.25, "select_kernel": "base", "G": 0.5, "step": "gradient",
 		"max_iter": 8, "tol": 1e-6, "seed": 5}`).Config
-	want = Config{Loss: HingeLoss, C: 2, B: 3, P: 1.5, K: 7, Mutual: true, GraphInput: "kernel", Rank: 4, MaxRank: 9, Solver: Lanczos, Select: "active",
+	want = Config{Loss: HingeLoss, C: 2, B: 3, P: 1.5, K: 7, Mutual: true, GraphInput: "kernel", Rank: 4, MaxRank: 9, Solver: npkl.Lanczos, Select: "active",
 		Fraction: 0.25, SelectKernel: "base", G: 0.5, Step: "gradient", MaxIter: 8, Tol: 1e-6, Seed: 5}
 	if got != want {
 		t.Fatalf("parsed %+v, want %+v", got, want)
@@ -64,44 +66,6 @@ func TestConstraints(t *testing.T) {
 	_, _, err = Constraints([]learners.Pair{{I: 0, J: 1}}, []learners.Pair{{I: 1, J: 0}})
 	if !errors.Is(err, learners.ErrInput) {
 		t.Fatalf("conflicting pair: err = %v, want ErrInput", err)
-	}
-}
-
-// The closed form of Prop. 3.25 against Hoelder: sum lambda^p = B, h =
-// lambda.sigma, and no random feasible spectrum does better.
-func TestClosedForm(t *testing.T) {
-	sig := []float64{3, 0.5, 2, 1e-3, 3}
-	for _, p := range []float64{1, 1.2, 2, 3.5} {
-		lam, h := ClosedForm(sig, 2.5, p)
-		norm, dot := 0.0, 0.0
-		for i, l := range lam {
-			norm += math.Pow(l, p)
-			dot += l * sig[i]
-		}
-		if relDiff(norm, 2.5) > 1e-12 || relDiff(dot, h) > 1e-12 {
-			t.Fatalf("p %g: sum lambda^p = %g (want 2.5), lambda.sigma = %g, h = %g", p, norm, dot, h)
-		}
-		for trial := 0; trial < 2000; trial++ {
-			x := make([]float64, len(sig))
-			s := 0.0
-			for i := range x {
-				x[i] = math.Abs(math.Sin(float64(trial*7+i*3) + p))
-				s += math.Pow(x[i], p)
-			}
-			v := 0.0
-			for i := range x {
-				v += x[i] * math.Pow(2.5/s, 1/p) * sig[i]
-			}
-			if v > h*(1+1e-12) {
-				t.Fatalf("p %g: a feasible spectrum reaches %g > h = %g", p, v, h)
-			}
-		}
-	}
-	if lam, _ := ClosedForm([]float64{3, 1, 3}, 2, 1); lam[0] != 1 || lam[1] != 0 || lam[2] != 1 {
-		t.Fatalf("p = 1 with a tie: %v, want B split over the two top eigenvalues", lam)
-	}
-	if lam, h := ClosedForm(nil, 2, 2); len(lam) != 0 || h != 0 {
-		t.Fatal("no positive eigenvalue must give K = 0")
 	}
 }
 
@@ -141,10 +105,10 @@ func TestLinearLossAttainsSDPOptimum(t *testing.T) {
 		if math.Abs(gap) > 1e-6 {
 			t.Fatalf("closed form %.12g vs SDP optimum %.12g: relative gap %g", got, want, gap)
 		}
-		if relDiff(out.Stats.Objective, got) > 1e-10 {
+		if learnertest.RelDiff(out.Stats.Objective, got) > 1e-10 {
 			t.Fatalf("reported objective %.12g, recomputed %.12g", out.Stats.Objective, got)
 		}
-		if tr := traceP(out.Kernel, c.p); relDiff(tr, c.b) > 1e-9 {
+		if tr := traceP(out.Kernel, c.p); learnertest.RelDiff(tr, c.b) > 1e-9 {
 			t.Fatalf("tr K^p = %g, want B = %g", tr, c.b)
 		}
 		checkPSD(t, out.Kernel)
@@ -176,7 +140,7 @@ func TestIterativeLossesKKT(t *testing.T) {
 		}
 		l.Config.Loss, l.Config.B, l.Config.C, l.Config.Tol, l.Config.MaxIter = loss, 300, 10, tol, 3000
 		prev := math.Inf(-1)
-		out, f, err := l.fit(context.Background(), in, func(s Step) {
+		out, f, err := l.fit(context.Background(), in, func(s npkl.Step) {
 			if s.Dual < prev-1e-12*math.Abs(prev) {
 				t.Fatalf("%s: dual decreased at iteration %d: %.15g -> %.15g", loss, s.Iter, prev, s.Dual)
 			}
@@ -193,7 +157,7 @@ func TestIterativeLossesKKT(t *testing.T) {
 		j := ref.dual(f.res.Alpha)
 		t.Logf("%s (%s steps): %d iterations, primal %.10g, dual %.10g, reported gap %.2e, independent gap %.2e, pg %.1e",
 			loss, c.step, out.Stats.Iterations, p, j, out.Stats.Gap, (p-j)/math.Abs(p), f.res.PGNorm)
-		if relDiff(p, out.Stats.Objective) > 1e-9 {
+		if learnertest.RelDiff(p, out.Stats.Objective) > 1e-9 {
 			t.Fatalf("%s: reported objective %.12g, recomputed %.12g", loss, out.Stats.Objective, p)
 		}
 		if p < j-1e-9*math.Abs(p) || (p-j)/math.Abs(p) > 10*tol {
@@ -251,14 +215,14 @@ func TestIterativeLossesKKT(t *testing.T) {
 func TestLanczosMatchesDense(t *testing.T) {
 	in, _ := randomInput(120, 3, 30, 11)
 	var kernels []*mat.SymDense
-	for _, solver := range []Eigensolver{Dense, Lanczos} {
+	for _, solver := range []npkl.Eigensolver{npkl.Dense, npkl.Lanczos} {
 		l := newLearner(t, `{"C": 0.2, "tol": 1e-10, "max_iter": 200}`)
 		l.Config.Solver = solver
 		out, f, err := l.fit(context.Background(), in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if solver == Lanczos && f.res.Dense != 0 {
+		if solver == npkl.Lanczos && f.res.Dense != 0 {
 			t.Fatalf("Lanczos fell back to the dense solver %d times of %d (%d positive eigenvalues)", f.res.Dense, f.res.Evals, len(f.res.K.Lambda))
 		}
 		if !out.Stats.Converged {
@@ -316,7 +280,7 @@ func TestLowRank(t *testing.T) {
 		if p < pFull-1e-8*math.Abs(pFull) {
 			t.Fatalf("rank %d: objective %g beats the full problem's optimum %g", r, p, pFull)
 		}
-		if r == 40 && relDiff(p, pFull) > 1e-8 {
+		if r == 40 && learnertest.RelDiff(p, pFull) > 1e-8 {
 			t.Fatalf("rank n: objective %.10g, full %.10g", p, pFull)
 		}
 		checkPSD(t, out.Kernel)
@@ -394,7 +358,7 @@ func TestMaxRank(t *testing.T) {
 	if len(f.res.K.Lambda) != 2 {
 		t.Fatalf("%d eigenpairs kept, want 2", len(f.res.K.Lambda))
 	}
-	if tr := traceP(out.Kernel, 2); relDiff(tr, 3) > 1e-9 {
+	if tr := traceP(out.Kernel, 2); learnertest.RelDiff(tr, 3) > 1e-9 {
 		t.Fatalf("tr K^2 = %g, want 3", tr)
 	}
 }
@@ -431,7 +395,7 @@ func TestCancelledDuringIterations(t *testing.T) {
 	in, _ := randomInput(30, 3, 40, 7)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := newLearner(t, `{"B": 300, "C": 10, "tol": 1e-12, "max_iter": 1000}`)
-	_, _, err := l.fit(ctx, in, func(s Step) {
+	_, _, err := l.fit(ctx, in, func(s npkl.Step) {
 		if s.Iter == 2 {
 			cancel()
 		}
@@ -507,7 +471,7 @@ func TestBFormGFormCoincide(t *testing.T) {
 		for e := range w {
 			w[e] = fb.res.Alpha[e] * fb.t[e]
 		}
-		_, h, err := Evaluate(fb.pr, w)
+		_, h, err := npkl.Evaluate(fb.pr, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -530,8 +494,18 @@ func TestBFormGFormCoincide(t *testing.T) {
 				t.Fatalf("p %g: alpha %d: B-form %g, G-form %g", p, e, fb.res.Alpha[e], fg.res.Alpha[e])
 			}
 		}
-		if tr := traceP(outG.Kernel, p); relDiff(tr, 300) > 1e-5 {
+		if tr := traceP(outG.Kernel, p); learnertest.RelDiff(tr, 300) > 1e-5 {
 			t.Fatalf("p %g: G-form kernel has tr K^p = %g, want the B-form budget 300", p, tr)
 		}
 	}
+}
+
+// A fit stopped by max_iter returns its best kernel and ErrNotConverged.
+func TestNotConvergedError(t *testing.T) {
+	in, _ := randomInput(30, 3, 40, 7)
+	out, err := newLearner(t, `{"B": 300, "C": 10, "tol": 1e-12, "max_iter": 2}`).Fit(context.Background(), in)
+	if !errors.Is(err, learners.ErrNotConverged) || out == nil || out.Stats.Converged || out.Stats.Iterations != 2 {
+		t.Fatalf("err = %v, out = %v", err, out)
+	}
+	checkPSD(t, out.Kernel)
 }

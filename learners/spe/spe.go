@@ -52,7 +52,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 )
 
 // Name is the registry name of this learner.
@@ -63,7 +63,7 @@ type config struct {
 	k, dim          int
 	maxIter, rounds int
 	tol             float64
-	solver          simplenpkl.Eigensolver
+	solver          npkl.Eigensolver
 	seed            uint64
 }
 
@@ -80,11 +80,11 @@ func init() {
 			learners.Int("dim", 2, 1, 1<<20, "dimension of the embedding (thesis: 2)"),
 			learners.Int("max_iter", 100, 1, 1<<20, "Protocol 1 iterations per working-set round"),
 			learners.Int("rounds", 20, 1, 1<<20, "working-set (cutting-plane) rounds at most"),
-		}, simplenpkl.SolverParams("relative duality gap (over all triplets) at which the fit stops")...),
+		}, npkl.SolverParams("relative duality gap (over all triplets) at which the fit stops")...),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: config{
 				c: v.Float("C"), k: v.Int("k"), dim: v.Int("dim"), maxIter: v.Int("max_iter"), rounds: v.Int("rounds"),
-				tol: v.Float("tol"), solver: simplenpkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
+				tol: v.Float("tol"), solver: npkl.ParseEigensolver(v.String("eigensolver")), seed: uint64(v.Int("seed")),
 			}}, nil
 		},
 	})
@@ -93,7 +93,7 @@ func init() {
 // Learner is the SPE+NPKL learner; build it with learners.New(Name, params).
 type Learner struct {
 	cfg   config
-	trace func(round int, res *simplenpkl.Result, working int) // test hook
+	trace func(round int, res *npkl.Result, working int) // test hook
 }
 
 // Fit learns the kernel and the embedding of the n points of Kernels[0]. A
@@ -107,21 +107,21 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		return nil, err
 	}
 	cfg := l.cfg
-	nb, err := simplenpkl.NewNeighborhood(in.Kernels[0], cfg.k)
+	nb, err := npkl.NewNeighborhood(in.Kernels[0], cfg.k)
 	if err != nil {
 		return nil, err
 	}
 	n := in.N()
 	d := newTripletDual(n, nb.Adj, cfg.c)
 	w := learners.NewGraph(n, nb.Pairs, func(learners.Pair) float64 { return 1 })
-	pr := &simplenpkl.Problem{Base: simplenpkl.Adjacency(w, 1), Pairs: d.all, Kind: simplenpkl.Distance,
+	pr := &npkl.Problem{Base: npkl.Adjacency(w, 1), Pairs: d.all, Kind: npkl.Distance,
 		B: nb.Budget(1), P: 2, Solver: cfg.solver, Seed: cfg.seed}
 	var alpha []float64
-	var res *simplenpkl.Result
+	var res *npkl.Result
 	stats := learners.Stats{}
 	f := make([]float64, len(d.all))
 	for round := 1; round <= cfg.rounds; round++ {
-		if res, err = simplenpkl.Solve(ctx, pr, d, alpha, simplenpkl.Options{MaxIter: cfg.maxIter, Tol: cfg.tol}); err != nil {
+		if res, err = npkl.Solve(ctx, pr, d, alpha, npkl.Options{MaxIter: cfg.maxIter, Tol: cfg.tol}); err != nil {
 			return nil, err
 		}
 		alpha = res.Alpha
@@ -132,7 +132,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		if res.Stats.Converged {
 			break
 		}
-		res.K.PairValues(f, d.all, simplenpkl.Distance)
+		res.K.PairValues(f, d.all, npkl.Distance)
 		added := d.addViolated(f, alpha, 10*n)
 		if added == 0 {
 			break
@@ -142,11 +142,11 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	stats.Objective, stats.Gap, stats.Converged = res.Stats.Objective, res.Stats.Gap, res.Stats.Converged
 	k := res.K.Kernel(n)
 	k.ScaleSym(nb.Scale, k)
-	emb, err := simplenpkl.Embed(k, cfg.dim)
+	emb, err := npkl.Embed(k, cfg.dim)
 	if err != nil {
 		return nil, err
 	}
-	return &learners.Output{Kernel: k, Embedding: emb, Stats: stats}, simplenpkl.NotConverged(Name, stats, cfg.tol)
+	return &learners.Output{Kernel: k, Embedding: emb, Stats: stats}, npkl.NotConverged(Name, stats, cfg.tol)
 }
 
 // triplet is the constraint tr(K T_ij) >= tr(K T_ik) - xi, k a neighbour of

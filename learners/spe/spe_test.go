@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/simplenpkl"
+	"github.com/kernelrank/kernelrank/learners/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -26,7 +26,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || s.Kind != learners.KindEmbedding || s.Needs != learners.NeedKernels {
 		t.Fatalf("spec %+v", s)
 	}
-	want := config{c: 1, k: 5, dim: 2, maxIter: 100, rounds: 20, tol: 1e-4, solver: simplenpkl.Auto, seed: 1}
+	want := config{c: 1, k: 5, dim: 2, maxIter: 100, rounds: 20, tol: 1e-4, solver: npkl.Auto, seed: 1}
 	if got := newLearner(t, "").cfg; got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
@@ -132,7 +132,7 @@ func TestPreservesNeighbours(t *testing.T) {
 	for _, c := range []float64{0.01, 1, 10, 100} {
 		l := newLearner(t, `{"k": 4, "C": `+jsonFloat(c)+`}`)
 		working := 0
-		l.trace = func(_ int, _ *simplenpkl.Result, w int) { working = w }
+		l.trace = func(_ int, _ *npkl.Result, w int) { working = w }
 		out, err := l.Fit(context.Background(), &learners.Input{Kernels: []*mat.SymDense{kin}})
 		if err != nil {
 			t.Fatal(err)

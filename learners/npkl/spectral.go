@@ -1,4 +1,4 @@
-package simplenpkl
+package npkl
 
 import (
 	"errors"
@@ -159,12 +159,12 @@ func (pr *Problem) closedForm(sig []float64) (lambda []float64, h, reg float64) 
 	} else {
 		lambda, h = ClosedForm(sig, pr.B, pr.P)
 	}
-	return lambda, h, pr.penalty(lambda)
+	return lambda, h, pr.Penalty(lambda)
 }
 
-// penalty returns (G/p) tr K^p for a kernel of eigenvalues lambda in the
+// Penalty returns (G/p) tr K^p for a kernel of eigenvalues lambda in the
 // G-form, 0 in the B-form.
-func (pr *Problem) penalty(lambda []float64) float64 {
+func (pr *Problem) Penalty(lambda []float64) float64 {
 	if pr.G == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package simplenpkl
+package npkl
 
 // lbfgs keeps the last curvature pairs of -J (a convex function) and
 // applies the L-BFGS inverse-Hessian approximation to the gradient of J,

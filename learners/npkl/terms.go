@@ -1,4 +1,4 @@
-package simplenpkl
+package npkl
 
 import (
 	"math"

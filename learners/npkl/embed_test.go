@@ -1,4 +1,4 @@
-package simplenpkl
+package npkl
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestNeighborhood(t *testing.T) {
-	_, x := randomInput(25, 3, 1, 21)
+	x := randomPoints(25, 3, 21)
 	nb, err := NewNeighborhood(learners.Linear(x), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The union 3-NN graph by sorting, and the mean squared distance over it.
-	l := refLaplacian(x, 3, false)
+	l := learnertest.RefLaplacian(x, 3, false)
 	count, mean := 0, 0.0
 	for i := 0; i < 25; i++ {
 		for j := i + 1; j < 25; j++ {
@@ -34,7 +35,7 @@ func TestNeighborhood(t *testing.T) {
 		}
 	}
 	mean /= float64(count)
-	if len(nb.Pairs) != count || relDiff(nb.Scale, mean) > 1e-12 {
+	if len(nb.Pairs) != count || learnertest.RelDiff(nb.Scale, mean) > 1e-12 {
 		t.Fatalf("%d pairs with mean distance %g, want %d and %g", len(nb.Pairs), nb.Scale, count, mean)
 	}
 	s := 0.0
@@ -149,7 +150,7 @@ func TestDistanceDualCertificate(t *testing.T) {
 		}
 		jRef -= math.Sqrt(pr.B * s)
 		t.Logf("%v: %d iterations, primal %.10g (reported %.10g), dual %.10g, gap %.2e", solver, res.Stats.Iterations, pRef, res.Stats.Objective, jRef, (pRef-jRef)/math.Abs(pRef))
-		if !res.Stats.Converged || relDiff(pRef, res.Stats.Objective) > 1e-9 || pRef < jRef-1e-9*math.Abs(pRef) || (pRef-jRef)/math.Abs(pRef) > 1e-7 {
+		if !res.Stats.Converged || learnertest.RelDiff(pRef, res.Stats.Objective) > 1e-9 || pRef < jRef-1e-9*math.Abs(pRef) || (pRef-jRef)/math.Abs(pRef) > 1e-7 {
 			t.Fatalf("%v: certificate fails: primal %.12g, dual %.12g, stats %+v", solver, pRef, jRef, res.Stats)
 		}
 		if tr := learners.Frobenius(k, k); tr > pr.B*(1+1e-9) {
@@ -169,12 +170,14 @@ func TestDistanceDualCertificate(t *testing.T) {
 	}
 }
 
-// A fit stopped by max_iter returns its best kernel and ErrNotConverged.
-func TestNotConvergedError(t *testing.T) {
-	in, _ := randomInput(30, 3, 40, 7)
-	out, err := newLearner(t, `{"B": 300, "C": 10, "tol": 1e-12, "max_iter": 2}`).Fit(context.Background(), in)
-	if !errors.Is(err, learners.ErrNotConverged) || out == nil || out.Stats.Converged || out.Stats.Iterations != 2 {
-		t.Fatalf("err = %v, out = %v", err, out)
+// randomPoints returns n standard normal points in d dimensions.
+func randomPoints(n, d int, seed uint64) *mat.Dense {
+	r := rand.New(rand.NewPCG(seed, 99))
+	x := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			x.Set(i, j, r.NormFloat64())
+		}
 	}
-	checkPSD(t, out.Kernel)
+	return x
 }

@@ -19,7 +19,10 @@ type Spec struct {
 	Doc    string  `json:"doc"`
 	Needs  Needs   `json:"-"`
 	Params []Param `json:"params"`
-	New    Factory `json:"-"`
+	// Simplex says a KindWeights learner's weights lie on the simplex
+	// (non-negative, summing to 1); the contract suite checks it.
+	Simplex bool    `json:"simplex,omitempty"`
+	New     Factory `json:"-"`
 }
 
 // MarshalJSON lists the needs by name.

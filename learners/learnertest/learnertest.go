@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -82,14 +84,24 @@ func Run(t *testing.T, spec learners.Spec) {
 		return l.Fit(ctx, in)
 	}
 
-	t.Run("output", func(t *testing.T) {
-		in := Problem(24, 1)
-		out, err := fit(t, in)
-		if err != nil {
-			t.Fatalf("Fit: %v", err)
-		}
-		checkOutput(t, spec, in, out)
-	})
+	// Two sizes: 47 points make clusters of unequal size.
+	for _, n := range []int{24, 47} {
+		t.Run(fmt.Sprintf("output n=%d", n), func(t *testing.T) {
+			in := Problem(n, 1)
+			var reports []float64
+			pctx := learners.WithProgress(ctx, func(f float64) { reports = append(reports, f) })
+			l, _, err := learners.New(spec.Name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := l.Fit(pctx, in)
+			if err != nil {
+				t.Fatalf("Fit: %v", err)
+			}
+			checkOutput(t, spec, in, out)
+			checkProgress(t, reports)
+		})
+	}
 
 	t.Run("deterministic", func(t *testing.T) {
 		a, errA := fit(t, Problem(24, 2))
@@ -133,6 +145,33 @@ func Run(t *testing.T, spec learners.Spec) {
 		}
 	})
 
+	// A fit that iterates checks its context in every iteration, not only
+	// at the start, and stops when a check finds it cancelled: the
+	// context here is cancelled at the middle one of the checks a whole
+	// fit makes (counted, so the test is deterministic).
+	t.Run("cancelled mid-fit", func(t *testing.T) {
+		l, _, err := learners.New(spec.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := newCountingContext(ctx, -1)
+		out, err := l.Fit(count, Problem(47, 4))
+		if err != nil && !errors.Is(err, learners.ErrNotConverged) {
+			t.Fatal(err)
+		}
+		checks := count.checks.Load()
+		if it := int64(out.Stats.Iterations); it > 1 && checks < it {
+			t.Fatalf("%d iterations with %d context checks: want one an iteration at least", it, checks)
+		}
+		if checks < 2 {
+			return // one pass of bounded work: the check at its start suffices
+		}
+		mid := newCountingContext(ctx, checks/2+1)
+		if _, err := l.Fit(mid, Problem(47, 4)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled at check %d of %d: Fit returned %v, want context.Canceled", checks/2+1, checks, err)
+		}
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		for name, in := range badInputs(spec.Needs) {
 			_, err := fit(t, in)
@@ -145,15 +184,25 @@ func Run(t *testing.T, spec learners.Spec) {
 	t.Run("bad parameters", func(t *testing.T) {
 		bad := map[string]string{"unknown": `{"no_such_parameter": 1}`, "not an object": `[1]`}
 		for _, p := range spec.Params {
-			switch {
-			case p.Min != nil:
+			if p.Min != nil {
 				v := *p.Min - 1
 				if p.MinExclusive {
 					v = *p.Min
 				}
 				bad[p.Name+" below min"] = fmt.Sprintf(`{%q: %g}`, p.Name, v)
-			case p.Type == learners.TypeString && len(p.Enum) > 0:
-				bad[p.Name+" not in enum"] = fmt.Sprintf(`{%q: "no-such-value"}`, p.Name)
+			}
+			if p.Max != nil {
+				bad[p.Name+" above max"] = fmt.Sprintf(`{%q: %g}`, p.Name, *p.Max+1)
+			}
+			switch p.Type {
+			case learners.TypeString:
+				if len(p.Enum) > 0 {
+					bad[p.Name+" not in enum"] = fmt.Sprintf(`{%q: "no-such-value"}`, p.Name)
+				}
+				bad[p.Name+" of the wrong type"] = fmt.Sprintf(`{%q: 1}`, p.Name)
+			case learners.TypeFloat, learners.TypeInt:
+				bad[p.Name+" of the wrong type"] = fmt.Sprintf(`{%q: "1"}`, p.Name)
+				bad[p.Name+" beyond float64"] = fmt.Sprintf(`{%q: 1e999}`, p.Name)
 			}
 		}
 		for name, raw := range bad {
@@ -180,10 +229,15 @@ func checkOutput(t *testing.T, spec learners.Spec, in *learners.Input, out *lear
 		if len(out.Weights) != len(in.Kernels) {
 			t.Fatalf("%d weights for %d kernels", len(out.Weights), len(in.Kernels))
 		}
+		sum := 0.0
 		for i, w := range out.Weights {
 			if !(w >= 0) || math.IsInf(w, 0) {
 				t.Errorf("weight %d = %v, want finite and >= 0", i, w)
 			}
+			sum += w
+		}
+		if spec.Simplex && math.Abs(sum-1) > 1e-9 {
+			t.Errorf("weights %v sum to %v; the learner says they lie on the simplex", out.Weights, sum)
 		}
 	case learners.KindEmbedding:
 		if out.Embedding == nil {
@@ -199,6 +253,55 @@ func checkOutput(t *testing.T, spec learners.Spec, in *learners.Input, out *lear
 			}
 		}
 	}
+}
+
+// checkProgress checks what a fit reported through learners.WithProgress
+// (nothing is allowed): fractions in [0, 1], never decreasing.
+func checkProgress(t *testing.T, reports []float64) {
+	t.Helper()
+	for i, f := range reports {
+		if !(f >= 0 && f <= 1) || i > 0 && f < reports[i-1] {
+			t.Fatalf("progress reports %v: want fractions in [0, 1], never decreasing", reports)
+		}
+	}
+}
+
+// countingContext counts the checks of its cancellation (Err and Done)
+// and is cancelled from check number at on (never when at < 1).
+type countingContext struct {
+	context.Context
+	at     int64
+	checks atomic.Int64
+	once   sync.Once
+	done   chan struct{}
+}
+
+func newCountingContext(parent context.Context, at int64) *countingContext {
+	return &countingContext{Context: parent, at: at, done: make(chan struct{})}
+}
+
+func (c *countingContext) check() bool {
+	if n := c.checks.Add(1); c.at >= 1 && n >= c.at {
+		c.once.Do(func() { close(c.done) })
+	}
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *countingContext) Done() <-chan struct{} {
+	c.check()
+	return c.done
+}
+
+func (c *countingContext) Err() error {
+	if c.check() {
+		return context.Canceled
+	}
+	return nil
 }
 
 func checkKernel(t *testing.T, k *mat.SymDense, n int) {

@@ -55,11 +55,12 @@ func newSupervised(v learners.Values) supervised {
 
 func init() {
 	learners.Register(learners.Spec{
-		Name:  Uniform,
-		Kind:  learners.KindWeights,
-		Doc:   "AvgKernel: equal weights 1/m over the base kernels as given, the trivial MKL baseline. Needs Kernels; accepts implicit ones.",
-		Needs: uniformNeeds,
-		New:   func(learners.Values) (learners.Learner, error) { return uniform{}, nil },
+		Name:    Uniform,
+		Kind:    learners.KindWeights,
+		Simplex: true,
+		Doc:     "AvgKernel: equal weights 1/m over the base kernels as given, the trivial MKL baseline. Needs Kernels; accepts implicit ones.",
+		Needs:   uniformNeeds,
+		New:     func(learners.Values) (learners.Learner, error) { return uniform{}, nil },
 	})
 	p := learners.Float("p", 2, 1, math.Inf(1), "the norm p > 1 of the weight constraint |theta|_p <= 1 (the thesis tries 2, 3, 4 and reports the best)")
 	p.MinExclusive = true
@@ -80,8 +81,9 @@ func init() {
 	lambda := learners.Float("lambda", 0.9, 0, 1, "level parameter: the level is lambda U + (1 - lambda) L (Xu et al. use 0.9)")
 	lambda.MinExclusive = true
 	learners.Register(learners.Spec{
-		Name: Level,
-		Kind: learners.KindWeights,
+		Name:    Level,
+		Kind:    learners.KindWeights,
+		Simplex: true,
 		Doc: "Convex MKL by the extended level method (Xu et al. 2008, the thesis' MKL^level): weights on the simplex; " +
 			"cutting-plane lower bound by an exact LP, projection onto the level set by an exact active-set QP; " +
 			"stops when the relative gap between the bounds is below tol. Needs Kernels and Labels.",

@@ -200,6 +200,7 @@ func Solve(ctx context.Context, pr *Problem, d Dual, alpha0 []float64, opt Optio
 	}
 	res.Stats.Gap = gap(jCur)
 	res.PGNorm = pgNorm(d, alpha, g, trial)
+	firstGap := res.Stats.Gap
 	for it := 1; it <= opt.MaxIter && res.Stats.Gap > opt.Tol; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -253,6 +254,7 @@ func Solve(ctx context.Context, pr *Problem, d Dual, alpha0 []float64, opt Optio
 			opt.Trace(Step{Iter: it, Dual: jCur, Primal: p, Best: res.Stats.Objective, Gap: res.Stats.Gap,
 				Eta: t, PGNorm: res.PGNorm, Positive: len(sp.sig), Evals: sp.evals})
 		}
+		learners.Progress(ctx, max(learners.GapProgress(firstGap, res.Stats.Gap, opt.Tol), float64(it)/float64(opt.MaxIter)))
 	}
 	res.Alpha = alpha
 	res.Stats.Converged = res.Stats.Gap <= opt.Tol

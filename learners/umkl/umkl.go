@@ -95,8 +95,9 @@ func params() []learners.Param {
 
 func init() {
 	learners.Register(learners.Spec{
-		Name: Name,
-		Kind: learners.KindWeights,
+		Name:    Name,
+		Kind:    learners.KindWeights,
+		Simplex: true,
 		Doc: "Unsupervised MKL (Zhuang et al., ACML 2011): weights on the simplex over the base kernels " +
 			"that make each point reconstructible from a greedy local basis weighted by kernel values; " +
 			"alternates an exact simplex QP on the weights with greedy basis selection. Needs Kernels and Features.",

@@ -65,6 +65,17 @@ func LearnerApplicability(spec learners.Spec, visual bool) Applicability {
 	return Applicability{Rerank: true}
 }
 
+// rerankers names the registered learners that can re-rank a search.
+func rerankers() []string {
+	var names []string
+	for _, s := range learners.Specs() {
+		if LearnerApplicability(s, true).Rerank {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
 // StrategyApplicability says whether a built-in strategy (Strategies) can
 // re-rank a search over a corpus with or without visual features.
 func StrategyApplicability(name string, visual bool) Applicability {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
@@ -87,6 +88,10 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		name = "hsicnpk"
 	}
 	l, spec, err := learners.New(name, params)
+	if errors.Is(err, learners.ErrUnknownLearner) {
+		return nil, optErr("unknown re-ranker %q: use a strategy (%s) or a learner that can re-rank a search (%s)",
+			strategy, strings.Join(Strategies(), ", "), strings.Join(rerankers(), ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

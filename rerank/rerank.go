@@ -90,11 +90,11 @@ type Info struct {
 	Affinity   string          `json:"affinity"`
 	Iterations int             `json:"visualrank_iterations"`
 	Learner    *learners.Stats `json:"learner,omitempty"`
-	KernelTime time.Duration   `json:"kernel_ns,omitempty"`
+	KernelTime time.Duration   `json:"-"` // the search reports it as kernel_ms
 	// Warning is set when the learner stopped short of its convergence
 	// criterion and the ranking uses the best kernel it reached.
 	Warning  string        `json:"warning,omitempty"`
-	RankTime time.Duration `json:"rank_ns,omitempty"`
+	RankTime time.Duration `json:"-"` // the search reports it as rank_ms
 }
 
 // minRerank is the fewest candidates worth re-ranking: with two, VisualRank

@@ -79,10 +79,6 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 
 func (g *Gate) release() { <-g.slots }
 
-// RetryAfter is what a refused client is told to wait: the gate's wait,
-// in whole seconds, at least 1.
-func (g *Gate) RetryAfter() time.Duration { return max(time.Second, g.wait.Round(time.Second)) }
-
 // Limiter is a token bucket per client: rate tokens a second, burst at most.
 // A nil *Limiter allows everything.
 type Limiter struct {

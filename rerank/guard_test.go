@@ -8,21 +8,11 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
-// panicky is a learner whose fit panics, as a solver's bug would (issue 10,
-// finding 2: lapack's "insufficient length of a").
-type panicky struct{}
-
-func (panicky) Fit(context.Context, *learners.Input) (*learners.Output, error) {
-	panic("lapack: insufficient length of a")
-}
-
-func init() {
-	learners.Register(learners.Spec{Name: "test-panic", Kind: learners.KindKernel, Needs: learners.NeedFeatures,
-		New: func(learners.Values) (learners.Learner, error) { return panicky{}, nil }})
-}
+func init() { learnertest.RegisterPanicking() }
 
 func TestLearnerPanicIsAnError(t *testing.T) {
 	p, err := NewPlan(Options{Strategy: "test-panic"})
@@ -31,7 +21,7 @@ func TestLearnerPanicIsAnError(t *testing.T) {
 	}
 	_, _, err = p.Rerank(context.Background(), lookalikes(), p.Kernel)
 	var pe *PanicError
-	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "insufficient length") || !strings.Contains(string(pe.Stack), "panicky.Fit") {
+	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "insufficient length") || !strings.Contains(string(pe.Stack), "panicking.Fit") {
 		t.Fatalf("error %v, want a PanicError with the panic and its stack", err)
 	}
 	if _, _, err := Kernel(context.Background(), lookalikes(), "test-panic", nil); !errors.As(err, &pe) {

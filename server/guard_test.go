@@ -13,23 +13,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/internal/admission"
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// panicky is a learner whose fit panics, as HSIC-NPK's eigensolver did on
-// C = 1e200 (issue 10, finding 2).
-type panicky struct{}
-
-func (panicky) Fit(context.Context, *learners.Input) (*learners.Output, error) {
-	panic("lapack: insufficient length of a")
-}
-
-func init() {
-	learners.Register(learners.Spec{Name: "test-panic", Kind: learners.KindKernel, Needs: learners.NeedFeatures,
-		New: func(learners.Values) (learners.Learner, error) { return panicky{}, nil }})
-}
+func init() { learnertest.RegisterPanicking() }
 
 func errorMessageOf(t *testing.T, body map[string]any) string {
 	t.Helper()
@@ -93,7 +82,7 @@ func TestLearnerPanicIsAJSON500(t *testing.T) {
 			rec.Body.String() != `{"error":{"code":"internal","message":"internal error (request req-42)"}}` {
 			t.Errorf("%s: %d %v %s", name, rec.Code, rec.Header(), rec.Body)
 		}
-		if l := logged.String(); !strings.Contains(l, "request_id=req-42") || !strings.Contains(l, "insufficient length") || !strings.Contains(l, "panicky.Fit") {
+		if l := logged.String(); !strings.Contains(l, "request_id=req-42") || !strings.Contains(l, "insufficient length") || !strings.Contains(l, "panicking.Fit") {
 			t.Errorf("%s: the log lacks the request id, the panic or its stack:\n%s", name, l)
 		}
 		rec, _ = do(t, s, "GET", "/metrics", nil, "")

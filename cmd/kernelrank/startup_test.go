@@ -11,30 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kernelrank/kernelrank/index"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // tinyIndex writes an index of three images and returns its directory.
 func tinyIndex(t *testing.T) string {
@@ -64,7 +45,7 @@ func TestServeBindsFirst(t *testing.T) {
 	}
 	defer busy.Close()
 	data := tinyIndex(t)
-	var errOut syncBuffer
+	var errOut bytes.Buffer
 	args := []string{"serve", "--no-social", "--cache-dir", t.TempDir(), "--data", data, "--addr", busy.Addr().String()}
 	err = run(context.Background(), args, io.Discard, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || strings.Contains(errOut.String(), "listening") {
@@ -72,28 +53,23 @@ func TestServeBindsFirst(t *testing.T) {
 	}
 	addr := busy.Addr().String()
 	busy.Close()
+	errOut.Reset()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, io.Discard, &errOut) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
+	ready := false
+	for deadline := time.Now().Add(20 * time.Second); !ready && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
+			ready = resp.StatusCode == 200
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready in 20 s: %v, log:\n%s", err, errOut.String())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	err = <-done // the log is read once the server is done writing it
 	log := errOut.String()
+	if !ready || err != nil {
+		t.Fatalf("ready %v, error %v, log:\n%s", ready, err, log)
+	}
 	if l, r := strings.Index(log, `msg=listening`), strings.Index(log, `msg=ready`); l < 0 || r < l {
 		t.Errorf("want listening, then ready:\n%s", log)
 	}

@@ -131,3 +131,29 @@ func TestLearnerDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A job precomputing rankings waits for the requests' slots, however long,
+// rather than fail for them.
+func TestPrecomputeWaitsForTheGate(t *testing.T) {
+	mem, err := cache.NewMemory(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	gate := admission.NewGate(1, time.Millisecond, nil)
+	e := New(catIndex(t, 150), cache.NewLoader(mem, nil), Options{Expensive: gate})
+	raw := DefaultRequest("cat")
+	raw.Rerank.Strategy = "raw"
+	if _, err := e.Search(t.Context(), raw); err != nil { // counts the query
+		t.Fatal(err)
+	}
+	release, err := gate.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); release() }()
+	rep, err := e.Precompute(t.Context(), 1, nil)
+	if err != nil || rep.Rankings == 0 || rep.Failed != 0 {
+		t.Fatalf("precompute with the gate busy for 50 ms: %+v, %v", rep, err)
+	}
+}

@@ -63,7 +63,11 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 		return g.release, nil
 	default:
 	}
-	t := time.NewTimer(g.wait)
+	wait := g.wait
+	if ctx.Value(patientKey{}) != nil {
+		wait = math.MaxInt64
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
@@ -78,6 +82,13 @@ func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
 }
 
 func (g *Gate) release() { <-g.slots }
+
+type patientKey struct{}
+
+// Patient returns ctx under which Gate.Acquire waits for a slot as long as
+// ctx lives: background work (a job precomputing rankings) yields to
+// requests rather than fail because they keep the slots busy.
+func Patient(ctx context.Context) context.Context { return context.WithValue(ctx, patientKey{}, true) }
 
 // Limiter is a token bucket per client: rate tokens a second, burst at most.
 // A nil *Limiter allows everything.

@@ -24,10 +24,10 @@ func TestGate(t *testing.T) {
 	if _, err := g.Acquire(ctx); !errors.Is(err, ErrBusy) {
 		t.Fatalf("third acquire with two slots: %v, want ErrBusy", err)
 	}
-	// A slot freed while one waits is taken.
-	go func() { time.Sleep(2 * time.Millisecond); r1() }()
-	g.wait = time.Minute
-	r3, err := g.Acquire(ctx)
+	// A slot freed while a patient caller waits (longer than the gate's
+	// wait) is taken.
+	go func() { time.Sleep(50 * time.Millisecond); r1() }()
+	r3, err := g.Acquire(Patient(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,14 +125,14 @@ func (p *Plan) Cost(n, d int) float64 {
 // at least ExpensiveCost.
 func (p *Plan) Expensive(n, d int) bool { return p.Cost(n, d) >= ExpensiveCost }
 
-// FullRank reports whether p fits a full-rank kernel that has a low-rank form
-// (a learner with a "rank" parameter, at 0).
-func (p *Plan) FullRank() bool { return p.rank == 0 && p.hasRank }
+// RankAbove reports whether p fits a kernel of rank above m (full rank,
+// or a larger "rank" parameter) with a learner that has a low-rank form.
+func (p *Plan) RankAbove(m int) bool { return p.hasRank && (p.rank == 0 || p.rank > m) }
 
 // LowRank returns p with the learner's low-rank form of rank m in place of
-// its full-rank one; p itself when it has none (see FullRank).
+// its own rank when that is above m (see RankAbove); p itself otherwise.
 func (p *Plan) LowRank(m int) (*Plan, error) {
-	if !p.FullRank() {
+	if !p.RankAbove(m) {
 		return p, nil
 	}
 	var v map[string]any

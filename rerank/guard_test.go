@@ -106,14 +106,17 @@ func TestCostAndLowRank(t *testing.T) {
 			t.Errorf("%s %s at n = %d: expensive %v (cost %.3g)", c.p.Options().Strategy, c.p.Params(), c.n, got, c.p.Cost(c.n, 297))
 		}
 	}
-	if !npk.FullRank() || low.FullRank() || poly.FullRank() || plan("npk-fused", "").FullRank() != true {
-		t.Fatal("FullRank: only the learners with a rank parameter at 0")
+	if !npk.RankAbove(30) || low.RankAbove(30) || !low.RankAbove(29) || poly.RankAbove(30) || !plan("npk-fused", "").RankAbove(30) {
+		t.Fatal("RankAbove: only the learners with a rank parameter, at 0 or above")
 	}
 	fell, err := npk.LowRank(30)
-	if err != nil || fell.Params() != low.Params() || fell.FullRank() || fell.Options().Strategy != "npk" {
+	if err != nil || fell.Params() != low.Params() || fell.RankAbove(30) || fell.Options().Strategy != "npk" {
 		t.Fatalf("npk.LowRank(30): %v %v, want the plan of rank 30", fell.Params(), err)
 	}
 	if same, _ := poly.LowRank(30); same != poly {
 		t.Error("poly has no low-rank form: LowRank must return it as it is")
+	}
+	if high, _ := plan("npk", `{"rank":500}`).LowRank(30); high.Params() != low.Params() {
+		t.Errorf("rank 500 lowered to 30: %s, want %s", high.Params(), low.Params())
 	}
 }

@@ -114,17 +114,18 @@ func (e *Engine) fit(ctx context.Context, rr *rerank.Plan, ranked []rerank.Candi
 }
 
 // bounded returns the plan that re-ranks a window of n: rr, or above the
-// full-rank window its low-rank form, with the warning that says so.
+// full-rank window its low-rank form (rank at most FallbackRank: a larger
+// rank costs what full rank does), with the warning that says so.
 func (e *Engine) bounded(rr *rerank.Plan, n int) (*rerank.Plan, string, error) {
-	if !rr.FullRank() || n <= e.opt.MaxFullRank {
+	if n <= e.opt.MaxFullRank || !rr.RankAbove(e.opt.FallbackRank) {
 		return rr, "", nil
 	}
 	low, err := rr.LowRank(e.opt.FallbackRank)
 	if err != nil {
 		return nil, "", err
 	}
-	return low, fmt.Sprintf("a full-rank kernel of %d candidates is over this server's limit of %d: ranked by the low-rank form of rank %d (params {\"rank\":%d}); a window of at most %d gets the full-rank kernel",
-		n, e.opt.MaxFullRank, e.opt.FallbackRank, e.opt.FallbackRank, e.opt.MaxFullRank), nil
+	return low, fmt.Sprintf("a kernel of %d candidates above rank %d is over this server's limit of %d candidates: ranked by the low-rank form of rank %[2]d (params {\"rank\":%[2]d}); a window of at most %[3]d gets the kernel asked for",
+		n, e.opt.FallbackRank, e.opt.MaxFullRank), nil
 }
 
 // float32Value is k as a cached value: n x n float32, row-major.

@@ -60,6 +60,11 @@ func TestFullRankWindowLimit(t *testing.T) {
 	if resp.Rerank.KernelMS <= 0 || resp.Rerank.RankMS <= 0 {
 		t.Errorf("kernel_ms %v, rank_ms %v: want the stages' times in ms", resp.Rerank.KernelMS, resp.Rerank.RankMS)
 	}
+	high := npkRequest(80)
+	high.Rerank.Params = []byte(`{"rank":40}`) // as costly as full rank, nearly
+	if resp, err = e.Search(t.Context(), high); err != nil || !strings.Contains(resp.Rerank.Warning, "rank 5") {
+		t.Fatalf("rank 40 over the limit: %v, warning %q", err, resp.Rerank.Warning)
+	}
 	resp, err = e.Search(t.Context(), npkRequest(50))
 	if err != nil {
 		t.Fatal(err)

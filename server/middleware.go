@@ -143,6 +143,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "kernelrank_panics_total", Help: "Panics recovered, by where: in a learner (or kernel) or in a handler.",
 		}, []string{"where"}),
 	}
+	for _, where := range []string{"learner", "handler"} {
+		m.panics.WithLabelValues(where) // exported at 0, for alerts on any increase
+	}
 	reg.MustRegister(m.requests, m.stage, m.panics, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -34,12 +34,13 @@ type Param struct {
 	Doc          string    `json:"doc"`
 }
 
-// Float declares a float parameter in [min, max]; use math.Inf for an open end.
+// Float declares a float parameter in [min, max]; an end given as math.Inf
+// is ±Limit.
 func Float(name string, def, min, max float64, doc string) Param {
 	return Param{Name: name, Type: TypeFloat, Default: def, Min: bound(min), Max: bound(max), Doc: doc}
 }
 
-// Positive declares a float parameter that must be > 0.
+// Positive declares a float parameter in (0, Limit].
 func Positive(name string, def float64, doc string) Param {
 	p := Float(name, def, 0, math.Inf(1), doc)
 	p.MinExclusive = true
@@ -61,10 +62,14 @@ func Bool(name string, def bool, doc string) Param {
 	return Param{Name: name, Type: TypeBool, Default: def, Doc: doc}
 }
 
+// Limit bounds every numeric range that a learner declares open: the
+// parameters are relative or dimensionless, so larger magnitudes only
+// overflow a solver (C = 1e200 made HSIC-NPK's eigensolver panic). Every
+// range is thus finite, and listed with the learner.
+const Limit = 1e6
+
 func bound(v float64) *float64 {
-	if math.IsInf(v, 0) {
-		return nil
-	}
+	v = math.Max(-Limit, math.Min(Limit, v))
 	return &v
 }
 
@@ -191,15 +196,24 @@ func (p Param) check(val any) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return fmt.Errorf("must be finite, got %v", x)
 	}
-	if p.Min != nil && (x < *p.Min || p.MinExclusive && x == *p.Min) {
-		op := ">="
-		if p.MinExclusive {
-			op = ">"
-		}
-		return fmt.Errorf("must be %s %g, got %g", op, *p.Min, x)
-	}
-	if p.Max != nil && x > *p.Max {
-		return fmt.Errorf("must be <= %g, got %g", *p.Max, x)
+	below := p.Min != nil && (x < *p.Min || p.MinExclusive && x == *p.Min)
+	if below || p.Max != nil && x > *p.Max {
+		return fmt.Errorf("must be in %s, got %g", p.interval(), x)
 	}
 	return nil
+}
+
+// interval is the valid range in interval notation, e.g. (0, 1e+06].
+func (p Param) interval() string {
+	lo, hi := "(-inf", "+inf)"
+	if p.Min != nil {
+		lo = fmt.Sprintf("[%g", *p.Min)
+		if p.MinExclusive {
+			lo = fmt.Sprintf("(%g", *p.Min)
+		}
+	}
+	if p.Max != nil {
+		hi = fmt.Sprintf("%g]", *p.Max)
+	}
+	return lo + ", " + hi
 }

@@ -110,7 +110,28 @@ func TestRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"needs":["kernels","labels"]`) || !strings.Contains(string(b), `"min":0`) || strings.Contains(string(b), `"max"`) {
+	if !strings.Contains(string(b), `"needs":["kernels","labels"]`) || !strings.Contains(string(b), `"min":0`) || !strings.Contains(string(b), `"max":1000000`) {
 		t.Fatalf("spec JSON = %s", b)
+	}
+}
+
+// An open end of a declared range is Limit: a huge value is refused with the
+// range, before a solver overflows on it (issue 10, finding 2: C = 1e200).
+func TestOpenRangesAreBounded(t *testing.T) {
+	s := Spec{Name: "t", Params: []Param{Positive("C", 1, ""), Float("g", 0, math.Inf(-1), math.Inf(1), "")}}
+	for raw, want := range map[string]string{
+		`{"C": 1e200}`: `parameter "C": must be in (0, 1e+06], got 1e+200`,
+		`{"C": 0}`:     `parameter "C": must be in (0, 1e+06], got 0`,
+		`{"g": -1e7}`:  `parameter "g": must be in [-1e+06, 1e+06], got -1e+07`,
+		`{"C": 1e300}`: `got 1e+300`,
+		`{"g": 1e309}`: `parameter "g": want a number`,
+	} {
+		_, err := ParseParams(s, json.RawMessage(raw))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want it to contain %q", raw, err, want)
+		}
+	}
+	if _, err := ParseParams(s, json.RawMessage(`{"C": 1e6, "g": -1e6}`)); err != nil {
+		t.Errorf("the ends of the range: %v", err)
 	}
 }

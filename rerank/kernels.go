@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
@@ -48,7 +49,7 @@ var parametric = map[string]struct {
 		},
 	},
 	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
-		return learners.HistogramIntersection(x)
+		return learners.HistogramIntersection(nonNegative(x))
 	}},
 }
 
@@ -87,11 +88,15 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		name = "hsicnpk"
 	}
 	l, spec, err := learners.New(name, params)
+	if errors.Is(err, learners.ErrUnknownLearner) {
+		return nil, optErr("unknown re-ranker %q: use a strategy (%s) or a learner that can re-rank a search (%s)",
+			strategy, strings.Join(Strategies(), ", "), strings.Join(rerankers(), ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
-		return nil, optErr("learner %s outputs %s, not a kernel", name, spec.Kind)
+	if a := LearnerApplicability(spec, true); !a.Rerank {
+		return nil, optErr("learner %s cannot re-rank a search: %s", name, a.Reason)
 	}
 	v, err := parseParams(spec, params) // valid: New accepted them
 	if err != nil {
@@ -181,6 +186,35 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 		}
 	}
 	return k
+}
+
+// nonNegative returns x with every column that has a negative entry shifted
+// by its minimum over the window, so that histogram intersection applies to
+// features of any sign (the demo's colour skewness and Gabor moments are
+// negative somewhere); non-negative columns, and so non-negative corpora
+// such as Corel5k, are unchanged.
+func nonNegative(x *mat.Dense) *mat.Dense {
+	r, c := x.Dims()
+	var out *mat.Dense
+	for j := 0; j < c; j++ {
+		lo := 0.0
+		for i := 0; i < r; i++ {
+			lo = min(lo, x.At(i, j))
+		}
+		if lo == 0 {
+			continue
+		}
+		if out == nil {
+			out = mat.DenseCopyOf(x)
+		}
+		for i := 0; i < r; i++ {
+			out.Set(i, j, x.At(i, j)-lo)
+		}
+	}
+	if out == nil {
+		return x
+	}
+	return out
 }
 
 // Visual stacks the candidates' visual vectors; they must all have one length.

@@ -90,11 +90,11 @@ type Info struct {
 	Affinity   string          `json:"affinity"`
 	Iterations int             `json:"visualrank_iterations"`
 	Learner    *learners.Stats `json:"learner,omitempty"`
-	KernelTime time.Duration   `json:"kernel_ns,omitempty"`
+	KernelTime time.Duration   `json:"-"` // the search reports it as kernel_ms
 	// Warning is set when the learner stopped short of its convergence
 	// criterion and the ranking uses the best kernel it reached.
 	Warning  string        `json:"warning,omitempty"`
-	RankTime time.Duration `json:"rank_ns,omitempty"`
+	RankTime time.Duration `json:"-"` // the search reports it as rank_ms
 }
 
 // minRerank is the fewest candidates worth re-ranking: with two, VisualRank
@@ -174,6 +174,10 @@ func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info
 type Plan struct {
 	opt Options
 	src *source
+	// hasRank is set when the learner has a low-rank form (a "rank"
+	// parameter); rank is its value (0: full rank).
+	hasRank bool
+	rank    int
 }
 
 // NewPlan validates opt; its errors wrap ErrOptions.
@@ -185,7 +189,14 @@ func NewPlan(opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{opt: opt, src: src}, nil
+	p := &Plan{opt: opt, src: src}
+	var v map[string]any
+	if src.learner != "" && json.Unmarshal([]byte(src.params), &v) == nil {
+		if r, ok := v["rank"].(float64); ok {
+			p.hasRank, p.rank = true, int(r)
+		}
+	}
+	return p, nil
 }
 
 // Options returns the options with their defaults filled in.
@@ -207,7 +218,7 @@ type KernelFunc func(ctx context.Context, ranked []Candidate) (*mat.SymDense, *l
 
 // Kernel computes the kernel of ranked: the KernelFunc of Rerank.
 func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
-	return p.src.compute(ctx, ranked)
+	return computeSafely(ctx, p.opt.Strategy, p.src, ranked)
 }
 
 // Rerank re-ranks cands as the package's Rerank does, taking the kernel from
@@ -266,7 +277,7 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 	if err != nil || src.compute == nil {
 		return nil, nil, err
 	}
-	return src.compute(ctx, cands)
+	return computeSafely(ctx, strategy, src, cands)
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,

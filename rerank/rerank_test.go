@@ -138,9 +138,12 @@ func TestRerankBadOptions(t *testing.T) {
 	}
 	neg := lookalikes()
 	neg[0].Visual[0] = -1
-	// The corpus, not the request, is at fault: a learner input error (a 400 too).
-	if _, _, err := Rerank(context.Background(), neg, Options{Strategy: "intersection"}); !errors.Is(err, learners.ErrInput) {
-		t.Errorf("intersection on negative features: %v, want learners.ErrInput", err)
+	// The corpus, not the request, is at fault: a learner input error (a 400
+	// too). The intersection strategy shifts such features; npk-fused's
+	// visual kernel does not.
+	fused := Options{Strategy: "npk-fused", Params: json.RawMessage(`{"visual":"intersection"}`)}
+	if _, _, err := Rerank(context.Background(), neg, fused); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("npk-fused with intersection on negative features: %v, want learners.ErrInput", err)
 	}
 	bad := lookalikes()
 	bad[2].Visual = []float64{1}

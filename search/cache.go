@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -31,7 +32,7 @@ func (p *plan) rankingKey() cache.Key {
 		Kind:    kindRanking,
 		Learner: o.Strategy,
 		Params: cache.HashStrings(p.rr.Params(), o.Prior, o.Affinity, strconv.FormatFloat(o.Damping, 'g', -1, 64),
-			strconv.Itoa(o.Voters), strconv.Itoa(p.k), strconv.Itoa(p.window), strconv.FormatInt(p.seed, 10)),
+			strconv.Itoa(o.Voters), strconv.Itoa(p.k), strconv.Itoa(p.window), strconv.FormatInt(p.seed, 10), p.fullRank),
 		Input: cache.HashStrings(p.query, p.version),
 	}
 }
@@ -45,27 +46,28 @@ func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t
 	})
 }
 
-// kernel returns the KernelFunc of p, setting *status to the kernel cache's
-// status. A learned kernel goes through the cache as float32, and is
-// converted from float32 on a miss and with the cache off too, so that the
-// ranking never depends on where the kernel came from.
-func (e *Engine) kernel(p *plan, status *cache.Status) rerank.KernelFunc {
-	if p.rr.Learner() == "" {
+// kernel returns the KernelFunc of rr over the corpus version, setting
+// *status to the kernel cache's status. A learned kernel goes through the
+// cache as float32, and is converted from float32 on a miss and with the
+// cache off too, so that the ranking never depends on where the kernel came
+// from.
+func (e *Engine) kernel(version string, rr *rerank.Plan, status *cache.Status) rerank.KernelFunc {
+	if rr.Learner() == "" {
 		return func(ctx context.Context, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
 			*status = cache.Off
-			return p.rr.Kernel(ctx, ranked)
+			return e.fit(ctx, rr, ranked)
 		}
 	}
 	return func(ctx context.Context, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
 		parts := make([]string, 0, len(ranked)+1)
-		parts = append(parts, p.version)
+		parts = append(parts, version)
 		for _, c := range ranked {
 			parts = append(parts, c.ID)
 		}
-		key := cache.Key{Kind: kindKernel, Learner: p.rr.Learner(), Params: cache.HashStrings(p.rr.Params()), Input: cache.HashStrings(parts...)}
+		key := cache.Key{Kind: kindKernel, Learner: rr.Learner(), Params: cache.HashStrings(rr.Params()), Input: cache.HashStrings(parts...)}
 		var stats *learners.Stats
 		v, st, err := e.ld.Fetch(ctx, key, e.opt.KernelTTL, func(ctx context.Context) (cache.Value, error) {
-			k, s, err := p.rr.Kernel(ctx, ranked)
+			k, s, err := e.fit(ctx, rr, ranked)
 			if err != nil {
 				return cache.Value{}, err
 			}
@@ -86,6 +88,44 @@ func (e *Engine) kernel(p *plan, status *cache.Status) rerank.KernelFunc {
 		}
 		return symDense(n, v.F32), stats, nil
 	}
+}
+
+// fit computes the kernel of ranked with rr: an expensive one (Plan.Expensive)
+// in a slot of the engine's gate, a learned one within the learner deadline.
+func (e *Engine) fit(ctx context.Context, rr *rerank.Plan, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
+	if rr.Expensive(len(ranked), e.ix.Dim()) {
+		release, err := e.opt.Expensive.Acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+	}
+	if e.opt.LearnerTimeout <= 0 || rr.Learner() == "" {
+		return rr.Kernel(ctx, ranked)
+	}
+	fitCtx, cancel := context.WithTimeout(ctx, e.opt.LearnerTimeout)
+	defer cancel()
+	k, s, err := rr.Kernel(fitCtx, ranked)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, nil, fmt.Errorf("%w: %s took longer than %s on %d candidates (a smaller window or a low rank, params {\"rank\":%d}, costs less): %w",
+			ErrLearnerDeadline, rr.Options().Strategy, e.opt.LearnerTimeout, len(ranked), e.opt.FallbackRank, err)
+	}
+	return k, s, err
+}
+
+// bounded returns the plan that re-ranks a window of n: rr, or above the
+// full-rank window its low-rank form (rank at most FallbackRank: a larger
+// rank costs what full rank does), with the warning that says so.
+func (e *Engine) bounded(rr *rerank.Plan, n int) (*rerank.Plan, string, error) {
+	if n <= e.opt.MaxFullRank || !rr.RankAbove(e.opt.FallbackRank) {
+		return rr, "", nil
+	}
+	low, err := rr.LowRank(e.opt.FallbackRank)
+	if err != nil {
+		return nil, "", err
+	}
+	return low, fmt.Sprintf("a kernel of %d candidates above rank %d is over this server's limit of %d candidates: ranked by the low-rank form of rank %[2]d (params {\"rank\":%[2]d}); a window of at most %[3]d gets the kernel asked for",
+		n, e.opt.FallbackRank, e.opt.MaxFullRank), nil
 }
 
 // float32Value is k as a cached value: n x n float32, row-major.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/rerank"
 )
 
@@ -50,6 +51,7 @@ type PrecomputeReport struct {
 func (e *Engine) Precompute(ctx context.Context, n int, progress func(stage string, fraction float64)) (rep PrecomputeReport, err error) {
 	start := time.Now()
 	defer func() { rep.Duration = time.Since(start) }()
+	ctx = admission.Patient(ctx) // a job waits for the requests' slots, never fails for them
 	top, err := e.TopQueries(ctx, n)
 	if err != nil {
 		return rep, err

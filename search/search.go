@@ -27,12 +27,15 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
 )
@@ -42,11 +45,21 @@ const (
 	DefaultK      = 20
 	DefaultWindow = 200
 	DefaultVoters = 3
+	// DefaultMaxFullRank is the largest window fitted by a full-rank
+	// learner; a larger one gets the low-rank form of rank
+	// DefaultFallbackRank. Full-rank HSIC-NPK costs about n^3 per iteration:
+	// 70-250 ms at 200 candidates on this machine, 8 times that at 400.
+	DefaultMaxFullRank  = 300
+	DefaultFallbackRank = 30
 )
 
 // ErrRequest is wrapped by the errors of a request the engine cannot run
 // (a negative k or window); the server rejects those before.
 var ErrRequest = errors.New("search: bad request")
+
+// ErrLearnerDeadline is wrapped (with context.DeadlineExceeded) by the error
+// of a fit that ran out of Options.LearnerTimeout.
+var ErrLearnerDeadline = errors.New("search: learner deadline")
 
 // IsBadInput reports whether err was caused by the request (its query, its
 // re-ranking options, or a window its learner cannot fit), not by the
@@ -69,6 +82,17 @@ type Options struct {
 	// PrecomputedTTL is how long a ranking stored by Precompute is kept
 	// (24 h): until the next precomputation, run daily or more often.
 	PrecomputedTTL time.Duration
+	// MaxFullRank is the largest window a full-rank learner fits
+	// (DefaultMaxFullRank); above it the learner's low-rank form of rank
+	// FallbackRank (DefaultFallbackRank) fits it, and rerank.warning says so.
+	MaxFullRank, FallbackRank int
+	// Expensive bounds the expensive kernel computations (rerank.Plan's
+	// Expensive) running at once; nil: no bound. Cached kernels and cheap
+	// ones never wait for it.
+	Expensive *admission.Gate
+	// LearnerTimeout bounds every learner fit, within the request's own
+	// deadline (0: only the request's).
+	LearnerTimeout time.Duration
 }
 
 func (o *Options) fill() {
@@ -83,6 +107,12 @@ func (o *Options) fill() {
 	def(&o.KernelTTL, 24*time.Hour)
 	def(&o.RankingTTL, time.Hour)
 	def(&o.PrecomputedTTL, 24*time.Hour)
+	if o.MaxFullRank <= 0 {
+		o.MaxFullRank = DefaultMaxFullRank
+	}
+	if o.FallbackRank <= 0 {
+		o.FallbackRank = DefaultFallbackRank
+	}
 }
 
 // Engine runs searches over an index, through a cache. It is safe for
@@ -150,6 +180,10 @@ type Info struct {
 	// candidates to rank, a ranking hit, or a ranking another request was
 	// computing).
 	KernelCache cache.Status `json:"kernel_cache,omitempty"`
+	// KernelMS and RankMS are the times of the kernel and of VisualRank in
+	// this request (absent when they did not run).
+	KernelMS float64 `json:"kernel_ms,omitempty"`
+	RankMS   float64 `json:"rank_ms,omitempty"`
 	rerank.Info
 }
 
@@ -224,6 +258,9 @@ type plan struct {
 	seed      int64
 	rr        *rerank.Plan
 	version   string
+	// fullRank is the engine's full-rank window and fallback rank, which
+	// change the ranking of a large window.
+	fullRank string
 }
 
 func (e *Engine) plan(req Request) (*plan, error) {
@@ -241,7 +278,8 @@ func (e *Engine) plan(req Request) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{query: q, k: req.K, window: req.Window, seed: req.Seed, rr: rr, version: e.ix.Version()}
+	p := &plan{query: q, k: req.K, window: req.Window, seed: req.Seed, rr: rr, version: e.ix.Version(),
+		fullRank: fmt.Sprintf("%d/%d", e.opt.MaxFullRank, e.opt.FallbackRank)}
 	if p.k == 0 {
 		p.k = DefaultK
 	}
@@ -269,9 +307,16 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) ([]byte, error)
 		return nil, err
 	}
 	t.Text = time.Since(start)
-	results, info, err := p.rr.Rerank(ctx, w.Candidates, e.kernel(p, &t.KernelCache))
+	rr, warning, err := e.bounded(p.rr, len(w.Candidates))
 	if err != nil {
 		return nil, err
+	}
+	results, info, err := rr.Rerank(ctx, w.Candidates, e.kernel(p.version, rr, &t.KernelCache))
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		info.Warning = strings.Join(slices.DeleteFunc([]string{warning, info.Warning}, func(s string) bool { return s == "" }), "; ")
 	}
 	t.Kernel, t.Rank = info.KernelTime, info.RankTime
 	info.KernelTime, info.RankTime = 0, 0
@@ -323,12 +368,12 @@ func response(q string, t Trace, stored []byte) ([]byte, Trace, error) {
 		b = append(b, '"')
 	}
 	if t.Kernel > 0 {
-		b = append(b, `,"kernel_ns":`...)
-		b = strconv.AppendInt(b, int64(t.Kernel), 10)
+		b = append(b, `,"kernel_ms":`...)
+		b = strconv.AppendFloat(b, ms(t.Kernel), 'f', -1, 64)
 	}
 	if t.Rank > 0 {
-		b = append(b, `,"rank_ns":`...)
-		b = strconv.AppendInt(b, int64(t.Rank), 10)
+		b = append(b, `,"rank_ms":`...)
+		b = strconv.AppendFloat(b, ms(t.Rank), 'f', -1, 64)
 	}
 	b = append(b, ',')
 	return append(b, rest...), t, nil

@@ -34,7 +34,7 @@ func TestEngineCacheMemory(t *testing.T) {
 func stripped(r *Response) Response {
 	s := *r
 	s.Query, s.TextMS, s.TotalMS = "", 0, 0
-	s.Rerank.KernelTime, s.Rerank.RankTime = 0, 0
+	s.Rerank.KernelMS, s.Rerank.RankMS = 0, 0
 	s.Rerank.Cache, s.Rerank.KernelCache = "", ""
 	return s
 }
@@ -84,8 +84,8 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 			len(miss.Results), miss.Rerank.Strategy, len(miss.Results[0].Voters))
 	}
 	hit := search(e, sky, cache.Hit, "")
-	if hit.TextMS != 0 || hit.Rerank.KernelTime != 0 || hit.Rerank.RankTime != 0 {
-		t.Errorf("a hit reports the miss's timings: text %v ms, kernel %v, rank %v", hit.TextMS, hit.Rerank.KernelTime, hit.Rerank.RankTime)
+	if hit.TextMS != 0 || hit.Rerank.KernelMS != 0 || hit.Rerank.RankMS != 0 {
+		t.Errorf("a hit reports the miss's timings: text %v ms, kernel %v ms, rank %v ms", hit.TextMS, hit.Rerank.KernelMS, hit.Rerank.RankMS)
 	}
 	if !reflect.DeepEqual(stripped(hit), stripped(miss)) {
 		t.Fatalf("hit differs from miss:\n%+v\n%+v", stripped(hit), stripped(miss))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
@@ -60,6 +61,7 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 	if len(queries) == 0 {
 		return sel, fmt.Errorf("%w: no validation queries", ErrRequest)
 	}
+	ctx = admission.Patient(ctx) // the choice waits for the requests' slots, never fails for them
 	best := -1.0
 	for _, strategy := range SelectCandidates {
 		p, err := e.precision(ctx, strategy, queries)

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -33,10 +35,46 @@ func (s *Server) requestID(c *gin.Context) {
 func (s *Server) recover(c *gin.Context) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("panic", "request_id", c.GetString("request_id"), "path", c.Request.URL.Path, "panic", r)
-			fail(c, http.StatusInternalServerError, "internal", "internal error (request "+c.GetString("request_id")+")")
+			s.panicked(c, "handler", r, debug.Stack())
 		}
 	}()
+	c.Next()
+}
+
+// panicked logs a recovered panic with its stack, counts it, and answers
+// a JSON 500 with the request id.
+func (s *Server) panicked(c *gin.Context, where string, value any, stack []byte) {
+	s.log.Error("panic", "request_id", c.GetString("request_id"), "path", c.Request.URL.Path, "where", where,
+		"panic", fmt.Sprint(value), "stack", string(stack))
+	s.metrics.panics.WithLabelValues(where).Inc()
+	internalError(c)
+}
+
+// rateLimit answers 429 with Retry-After to a client (by IP address) over
+// its rate.
+func (s *Server) rateLimit(c *gin.Context) {
+	if ok, after := s.cfg.Limiter.Allow(c.ClientIP()); !ok {
+		c.Header("Retry-After", strconv.Itoa(int(after.Seconds())))
+		fail(c, http.StatusTooManyRequests, "rate_limited", "too many requests from "+c.ClientIP()+": retry in "+after.String())
+		return
+	}
+	c.Next()
+}
+
+// limitHeaders answers 431 as JSON to headers over MaxHeaderBytes (Go's own
+// limit, well above it, answers in plain text).
+func (s *Server) limitHeaders(c *gin.Context) {
+	size := len(c.Request.RequestURI)
+	for name, vs := range c.Request.Header {
+		for _, v := range vs {
+			size += len(name) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	if size > s.cfg.MaxHeaderBytes {
+		fail(c, http.StatusRequestHeaderFieldsTooLarge, "headers_too_large",
+			"the request line and headers are over "+strconv.Itoa(s.cfg.MaxHeaderBytes)+" bytes")
+		return
+	}
 	c.Next()
 }
 
@@ -88,6 +126,7 @@ func (s *Server) requireAdmin(c *gin.Context) {
 type metrics struct {
 	requests *prometheus.HistogramVec
 	stage    *prometheus.HistogramVec
+	panics   *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -100,7 +139,13 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "kernelrank_search_stage_seconds", Help: "Search latency by stage (text, kernel, visualrank) and strategy.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"stage", "strategy"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kernelrank_panics_total", Help: "Panics recovered, by where: in a learner (or kernel) or in a handler.",
+		}, []string{"where"}),
 	}
-	reg.MustRegister(m.requests, m.stage, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	for _, where := range []string{"learner", "handler"} {
+		m.panics.WithLabelValues(where) // exported at 0, for alerts on any increase
+	}
+	reg.MustRegister(m.requests, m.stage, m.panics, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -12,16 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
 )
 
-var searchParams = map[string]bool{
-	"q": true, "k": true, "window": true, "rerank": true, "learner": true, "params": true,
-	"prior": true, "affinity": true, "damping": true, "seed": true, "voters": true,
-}
+var searchParams = []string{"q", "k", "window", "rerank", "learner", "params", "prior", "affinity", "damping", "seed", "voters"}
 
 func (s *Server) search(c *gin.Context) {
 	req, ok := s.searchRequest(c)
@@ -46,13 +44,10 @@ func (s *Server) search(c *gin.Context) {
 // engine's defaults.
 func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
 	var req search.Request
-	qs := c.Request.URL.Query()
-	for name := range qs {
-		if !searchParams[name] {
-			badRequest(c, "unknown query parameter "+strconv.Quote(name))
-			return req, false
-		}
+	if !onlyParams(c, searchParams...) {
+		return req, false
 	}
+	qs := c.Request.URL.Query()
 	req.Query = strings.TrimSpace(qs.Get("q"))
 	if req.Query == "" {
 		badRequest(c, "q is required: the text query, e.g. /v1/search?q=cat")
@@ -99,9 +94,10 @@ func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
 		req.Rerank.Params = json.RawMessage(p)
 	}
 	if d := qs.Get("damping"); d != "" {
+		// Checked here: the engine reads 0 as "the default".
 		v, err := strconv.ParseFloat(d, 64)
-		if err != nil {
-			badRequest(c, "damping must be a number in (0, 1)")
+		if err != nil || !(v > 0 && v < 1) {
+			badRequest(c, "damping must be a number in the open interval (0, 1), got "+strconv.Quote(d))
 			return req, false
 		}
 		req.Rerank.Damping = v
@@ -111,19 +107,28 @@ func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// searchError maps an error to its status: bad input is the client's, a
-// deadline is 503, anything else is ours.
+// searchError maps an error to its status: bad input is the client's; a
+// full gate is 503 and a deadline 503 too; a learner's panic is ours,
+// logged with its stack and counted; anything else is ours.
 func (s *Server) searchError(c *gin.Context, err error) {
+	var pe *rerank.PanicError
 	switch {
 	case search.IsBadInput(err):
 		badRequest(c, err.Error())
+	case errors.Is(err, admission.ErrBusy):
+		c.Header("Retry-After", "1")
+		fail(c, http.StatusServiceUnavailable, "busy", "too many expensive re-rankings are running: retry shortly, or ask for a cheaper one (a smaller window, a low rank, a fixed kernel such as poly)")
+	case errors.Is(err, search.ErrLearnerDeadline):
+		fail(c, http.StatusServiceUnavailable, "timeout", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		fail(c, http.StatusServiceUnavailable, "timeout", "the request took longer than "+s.cfg.RequestTimeout.String())
 	case errors.Is(err, context.Canceled):
 		fail(c, 499, "cancelled", "the client went away")
+	case errors.As(err, &pe):
+		s.panicked(c, "learner", pe.Value, pe.Stack)
 	default:
 		s.log.Error("search failed", "request_id", c.GetString("request_id"), "err", err)
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
+		internalError(c)
 	}
 }
 
@@ -140,10 +145,41 @@ func intParam(c *gin.Context, qs url.Values, name string, def, lo, hi int) (int,
 	return v, true
 }
 
+// listLearners lists the learners, each saying whether it can re-rank a
+// search over this corpus (rerank, and rerank_reason when it cannot), and
+// the built-in strategies likewise.
 func (s *Server) listLearners(c *gin.Context) {
+	visual := s.ix.Dim() > 0
+	specs := learners.Specs()
+	list := make([]map[string]any, len(specs))
+	for i, spec := range specs {
+		b, err := json.Marshal(spec)
+		if err == nil {
+			err = json.Unmarshal(b, &list[i])
+		}
+		if err != nil {
+			s.log.Error("learner spec", "learner", spec.Name, "err", err)
+			internalError(c)
+			return
+		}
+		a := rerank.LearnerApplicability(spec, visual)
+		list[i]["rerank"] = a.Rerank
+		if !a.Rerank {
+			list[i]["rerank_reason"] = a.Reason
+		}
+	}
+	type strategy struct {
+		Name string `json:"name"`
+		rerank.Applicability
+	}
+	var strategies []strategy
+	for _, name := range rerank.Strategies() {
+		strategies = append(strategies, strategy{name, rerank.StrategyApplicability(name, visual)})
+	}
 	c.JSON(http.StatusOK, gin.H{
-		"learners":       learners.Specs(),
+		"learners":       list,
 		"rerank":         rerank.Strategies(),
+		"strategies":     strategies,
 		"default_rerank": s.images.DefaultStrategy(),
 		// how the default was chosen on validation queries (null: built in)
 		"default_rerank_selection": s.images.Selection(),

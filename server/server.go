@@ -5,13 +5,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
@@ -43,6 +44,10 @@ type Config struct {
 	// registered there (e.g. the cache's); nil: a new registry.
 	Registry *prometheus.Registry
 	Jobs     jobs.Queue // runs retraining jobs (/v1/jobs); nil answers them 404
+	// Limiter rate-limits each client (by IP address) on /v1; nil: no limit.
+	Limiter *admission.Limiter
+	// MaxHeaderBytes bounds the request line and headers (default 64 KiB).
+	MaxHeaderBytes int
 }
 
 func (c *Config) fill() {
@@ -54,6 +59,7 @@ func (c *Config) fill() {
 	def(&c.MaxQueryLen, 1000)
 	def(&c.MaxK, 1000)
 	def(&c.MaxWindow, 1000)
+	def(&c.MaxHeaderBytes, 64<<10)
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 32 << 20
 	}
@@ -90,18 +96,25 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	s := &Server{ix: ix, images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
 	e := s.engine
 	e.HandleMethodNotAllowed = true
-	e.Use(s.requestID, s.recover, s.observe, s.limitBody, s.timeout)
-	e.NoRoute(func(c *gin.Context) {
-		fail(c, http.StatusNotFound, "not_found", "no such endpoint: "+c.Request.URL.Path)
-	})
+	// gin's own redirect answers in HTML: NoRoute redirects in JSON.
+	e.RedirectTrailingSlash = false
+	// The client is the connection's peer: X-Forwarded-For, which anyone
+	// can send, must not choose whose rate limit a request spends.
+	_ = e.SetTrustedProxies(nil)
+	e.Use(s.requestID, s.recover, s.observe, s.limitHeaders, s.limitBody, s.timeout)
+	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {
 		fail(c, http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path)
 	})
-	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	healthy := func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+	// HEAD too: load balancers and probes use it.
+	e.GET("/healthz", healthy)
+	e.HEAD("/healthz", healthy)
 	e.GET("/readyz", s.ready)
+	e.HEAD("/readyz", s.ready)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	e.GET("/", s.home)
-	v1 := e.Group("/v1")
+	v1 := e.Group("/v1", s.rateLimit)
 	v1.GET("/learners", s.listLearners)
 	v1.GET("/search", s.search)
 	v1.GET("/images/:id", s.getImage)
@@ -123,33 +136,42 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.engine }
 
-// Serve listens on addr until ctx is cancelled, then shuts down gracefully,
-// letting requests in flight finish (up to 10 s).
-func (s *Server) Serve(ctx context.Context, addr string) error {
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           s.engine,
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      s.cfg.RequestTimeout + 5*time.Second,
+// noRoute answers 404, or a JSON 301 to the path without its trailing
+// slash when that is a route.
+func (s *Server) noRoute(c *gin.Context) {
+	path := c.Request.URL.Path
+	if trimmed := strings.TrimRight(path, "/"); trimmed != path && trimmed != "" && s.isRoute(c.Request.Method, trimmed) {
+		u := *c.Request.URL
+		u.Path = trimmed
+		c.Header("Location", u.RequestURI())
+		fail(c, http.StatusMovedPermanently, "moved_permanently", "this endpoint is "+trimmed+" (without the trailing slash)")
+		return
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	s.log.Info("listening", "addr", addr, "images", s.ix.Count())
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	fail(c, http.StatusNotFound, "not_found", "no such endpoint: "+path)
+}
+
+// isRoute reports whether method and path match a route, a :param
+// matching any one segment.
+func (s *Server) isRoute(method, path string) bool {
+	segs := strings.Split(path, "/")
+	for _, r := range s.engine.Routes() {
+		if r.Method == method && matches(strings.Split(r.Path, "/"), segs) {
+			return true
+		}
 	}
-	s.log.Info("shutting down")
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil {
-		return err
+	return false
+}
+
+func matches(pattern, segs []string) bool {
+	if len(pattern) != len(segs) {
+		return false
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for i, p := range pattern {
+		if !strings.HasPrefix(p, ":") && p != segs[i] {
+			return false
+		}
 	}
-	return nil
+	return true
 }
 
 // ready answers 503 while the default recommender is being loaded or

@@ -12,11 +12,8 @@ import (
 	"github.com/kernelrank/kernelrank/recommend"
 )
 
-// The query parameters of the recommendation endpoints.
-var recommendParams = map[string]bool{"k": true, "learner": true}
-
 func (s *Server) getUser(c *gin.Context) {
-	if !s.haveSocial(c) {
+	if !s.haveSocial(c) || !onlyParams(c) {
 		return
 	}
 	p, ok := s.cfg.Social.Profile(c.Param("id"))
@@ -50,17 +47,11 @@ func (s *Server) groups(c *gin.Context) {
 // recommend answers a friend or group request: it checks the parameters,
 // waits up to ModelWait for the learner's model and asks it.
 func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int) (items any, reason string, err error)) {
-	if !s.haveSocial(c) {
+	if !s.haveSocial(c) || !onlyParams(c, "k", "learner") {
 		return
 	}
 	start := time.Now()
 	qs := c.Request.URL.Query()
-	for name := range qs {
-		if !recommendParams[name] {
-			badRequest(c, "unknown query parameter "+strconv.Quote(name)+" (k, learner)")
-			return
-		}
-	}
 	id := c.Param("id")
 	if _, ok := s.cfg.Social.Dataset().UserIndex(id); !ok {
 		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id))

@@ -19,6 +19,7 @@ import (
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"go.etcd.io/bbolt"
 )
 
 // sharedFlags are the flags of every process of a deployment (serve,
@@ -37,7 +38,7 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 		redis: fs.String("redis", "", "Redis shared by the servers and workers of a deployment (cache, models, jobs): "+
 			"redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2,H3:P3; empty: the in-process cache, models under --cache-dir, jobs run in the server"),
 		cacheDir: fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "where the demo data and, without --redis, the trained models (models/) are kept"),
-		data:     fs.String("data", "", "index directory (built with `kernelrank ingest`); empty: the bundled demo corpus"),
+		data:     fs.String("data", "", "index directory (built by kernelrank ingest); empty: the bundled demo corpus"),
 		social: fs.String("social", "", "social data for the recommendations: a directory in the import format, "+
 			"or ego-Facebook / BlogCatalog as published; empty: the generated demo network"),
 		learner: fs.String(learnerFlag, recommend.DefaultLearner, "kernel-combination learner of the recommenders"),
@@ -47,12 +48,14 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 	}
 }
 
-// newEngine is the search engine of a deployment's process over ix. With
+// newEngine is the search engine of a deployment's process over ix, with
+// opt and the window of sh. With
 // --validation it reads the queries (failing on a bad file) and returns a
 // function that makes the default re-ranker the best on them, logging the
 // choice; without, that function does nothing.
-func newEngine(ix *index.Index, b *backends, sh sharedFlags, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
-	engine := search.New(ix, b.loader, search.Options{Window: *sh.window})
+func newEngine(ix *index.Index, b *backends, sh sharedFlags, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
+	opt.Window = *sh.window
+	engine := search.New(ix, b.loader, opt)
 	if *sh.validation == "" {
 		return engine, func(context.Context) error { return nil }, nil
 	}
@@ -158,15 +161,20 @@ func (b *backends) Close() {
 func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*index.Index, string, error) {
 	if dir == "" {
 		var err error
-		if dir, err = demoIndex(ctx, cacheRoot, log); err != nil {
+		if dir, err = demoIndex(ctx, cacheRoot, log, nil); err != nil {
 			return nil, "", err
 		}
 	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
 		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
 	}
 	ix, err := index.Open(dir)
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, "", fmt.Errorf("%w: the lock of %s is held by another process, most likely another kernelrank serve, worker or ingest "+
+			"with the same --cache-dir or --data (an index is opened by one process at a time): stop it, or give this one "+
+			"its own --cache-dir, or a copy of the index with --data", err, filepath.Join(dir, "store", "root.bolt"))
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w (an index is opened by one process at a time: give another process a copy, with --data)", err)
+		return nil, "", err
 	}
 	return ix, dir, nil
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -20,14 +23,18 @@ import (
 )
 
 type serveFlags struct {
-	set               *flag.FlagSet
-	shared            sharedFlags
-	addr, token       *string
-	level, format     *string
-	timeout           *time.Duration
-	maxK, maxWindow   *int
-	noSocial, noCache *bool
-	cacheBytes        *int64
+	set                       *flag.FlagSet
+	shared                    sharedFlags
+	addr, token               *string
+	level, format             *string
+	timeout, learnerTimeout   *time.Duration
+	maxK, maxWindow           *int
+	noSocial, noCache         *bool
+	cacheBytes                *int64
+	maxExpensive, maxFullRank *int
+	fallbackRank, rateBurst   *int
+	expensiveWait             *time.Duration
+	rateLimit                 *float64
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -46,6 +53,17 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		noSocial:   fs.Bool("no-social", false, "serve no recommendations (the /v1/users endpoints answer 404)"),
 		cacheBytes: fs.Int64("cache-bytes", cache.DefaultBytes, "byte budget of the in-process cache of rankings and learned kernels (without --redis)"),
 		noCache:    fs.Bool("no-cache", false, "cache no ranking or kernel: every search computes (its rerank.cache says \"off\")"),
+		learnerTimeout: fs.Duration("learner-timeout", 10*time.Second,
+			"deadline of every learner fit (within --request-timeout); a search whose learner runs out answers 503"),
+		maxExpensive: fs.Int("max-expensive", runtime.GOMAXPROCS(0),
+			"expensive re-rankings (a learned kernel of a large window, by the cost model) computed at once; cached and cheap ones never wait"),
+		expensiveWait: fs.Duration("expensive-wait", 2*time.Second,
+			"how long an expensive re-ranking waits for a slot before the answer is 503 with Retry-After"),
+		maxFullRank: fs.Int("max-full-rank-window", search.DefaultMaxFullRank,
+			"largest window a full-rank learner (npk, npk-fused) fits; a larger one gets its low-rank form (see --fallback-rank) and rerank.warning says so"),
+		fallbackRank: fs.Int("fallback-rank", search.DefaultFallbackRank, "rank of the low-rank form used above --max-full-rank-window"),
+		rateLimit:    fs.Float64("rate-limit", 50, "requests a second per client IP address on /v1 (token bucket; 0: no limit); over it: 429 with Retry-After"),
+		rateBurst:    fs.Int("rate-burst", 200, "bucket size of --rate-limit: requests a client may send at once (a search page loads its thumbnails together)"),
 	}
 }
 
@@ -61,21 +79,76 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Bind first: a busy port fails now, not after the index is built, and
+	// probes get 503s with the progress, not "connection refused".
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w (is another server running there? choose another with --addr)", *f.addr, err)
+	}
+	boot := server.NewBoot(*f.timeout, log)
+	ctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- boot.Serve(ctx, ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+	srv, closeAll, err := start(ctx, f, boot, log)
+	if err != nil {
+		cancel()
+		<-errc
+		return err
+	}
+	defer closeAll()
+	boot.Ready(srv)
+	err = <-errc
+	cancel()
+	return err
+}
+
+// start opens what the server serves, reporting its progress to boot, and
+// returns the server with the function that closes it all.
+func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	sh := f.shared
 	reg := prometheus.NewRegistry()
+	boot.SetProgress(server.Progress{Stage: "opening the cache"})
 	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg, log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer b.Close()
-	ix, dir, err := openIndex(ctx, *sh.data, *sh.cacheDir, log)
-	if err != nil {
-		return err
+	closers = append(closers, b.Close)
+	data := *sh.data
+	if data == "" {
+		boot.SetProgress(server.Progress{Stage: "building the demo index"})
+		if data, err = demoIndex(ctx, *sh.cacheDir, log, func(done, total int) {
+			boot.SetProgress(server.Progress{Stage: "building the demo index", Done: done, Total: total})
+		}); err != nil {
+			return nil, nil, err
+		}
 	}
-	defer ix.Close()
-	engine, choose, err := newEngine(ix, b, sh, log)
+	boot.SetProgress(server.Progress{Stage: "opening the index"})
+	ix, dir, err := openIndex(ctx, data, *sh.cacheDir, log)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	closers = append(closers, func() { ix.Close() })
+	am := admission.NewMetrics(reg)
+	engine, choose, err := newEngine(ix, b, sh, search.Options{
+		MaxFullRank:    *f.maxFullRank,
+		FallbackRank:   *f.fallbackRank,
+		Expensive:      admission.NewGate(*f.maxExpensive, *f.expensiveWait, am),
+		LearnerTimeout: *f.learnerTimeout,
+	}, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The server answers with the built-in default until the choice is made.
 	go func() {
@@ -87,11 +160,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var svc *recommend.Service
 	var socialDir string
 	if !*f.noSocial {
+		boot.SetProgress(server.Progress{Stage: "loading the social network"})
 		if svc, socialDir, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := svc.Start(); err != nil {
-			return fmt.Errorf("--recommend-learner: %w", err)
+			return nil, nil, fmt.Errorf("--recommend-learner: %w", err)
 		}
 		deps.recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
 	}
@@ -99,11 +173,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// `kernelrank worker` processes that share the queue.
 	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer queue.Close()
+	closers = append(closers, func() { queue.Close() })
 	log.Info("cache", "backend", backendName(b), "models", storeName(b, *sh.cacheDir))
-	srv := server.New(ix, server.Config{
+	return server.New(ix, server.Config{
 		Jobs:           queue,
 		Social:         svc,
 		SocialData:     socialDir,
@@ -114,8 +188,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		ImageDir:       filepath.Join(dir, "uploads"),
 		Search:         engine,
 		Registry:       reg,
-	}, log)
-	return srv.Serve(ctx, *f.addr)
+		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
+	}, log), closeAll, nil
 }
 
 func backendName(b *backends) string {
@@ -160,8 +234,9 @@ func cacheDir() string {
 }
 
 // demoIndex returns the demo index directory, building it from the bundled
-// corpus on first use (under cacheRoot/demo).
-func demoIndex(ctx context.Context, cacheRoot string, log *slog.Logger) (string, error) {
+// corpus on first use (under cacheRoot/demo) and reporting its progress
+// (images done, of total) to progress when not nil.
+func demoIndex(ctx context.Context, cacheRoot string, log *slog.Logger, progress func(done, total int)) (string, error) {
 	root := filepath.Join(cacheRoot, "demo")
 	dir := filepath.Join(root, "index")
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
@@ -175,9 +250,14 @@ func demoIndex(ctx context.Context, cacheRoot string, log *slog.Logger) (string,
 	}
 	tmp := dir + ".building"
 	_ = os.RemoveAll(tmp)
-	rep, err := ingestFiles(ctx, tmp, []string{jsonl}, false, func(done, total int) {
+	// The corpus's directory, not its corpus.jsonl: a directory's records
+	// are counted first, so the progress has a total.
+	rep, err := ingestFiles(ctx, tmp, []string{filepath.Dir(jsonl)}, false, func(done, total int) {
 		if done == total || done%500 == 0 {
 			log.Info("ingesting demo images", "done", done, "total", total)
+		}
+		if progress != nil {
+			progress(done, total)
 		}
 	})
 	if err != nil {

@@ -68,7 +68,7 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := newEngine(ix, b, sh, log)
+		engine, choose, err := newEngine(ix, b, sh, search.Options{}, log)
 		if err != nil {
 			return nil, err
 		}

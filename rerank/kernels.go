@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -153,13 +154,15 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 	vocab := map[string]int{}
 	rows := make([][]entry, len(cands))
 	for i, c := range cands {
-		for tag, w := range c.Tags {
+		// Numbered in sorted order, not the map's random one: the order of
+		// each sum, and so the kernel's last bits, are the same every time.
+		for _, tag := range slices.Sorted(maps.Keys(c.Tags)) {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)
 				vocab[tag] = id
 			}
-			rows[i] = append(rows[i], entry{id, w})
+			rows[i] = append(rows[i], entry{id, c.Tags[tag]})
 		}
 		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
 	}

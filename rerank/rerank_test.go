@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -192,6 +193,27 @@ func TestTextKernelEqualsTagDotProducts(t *testing.T) {
 			if got, want := k.At(i, j), cands[i].Tags.Dot(cands[j].Tags); math.Abs(got-want) > 1e-15 {
 				t.Fatalf("K(%d,%d) = %g, want %g", i, j, got, want)
 			}
+		}
+	}
+}
+
+// The kernel is the same to the last bit every time: a map's random order
+// must not reach the order of the sums (the cached and the computed answer
+// of a search are compared exactly).
+func TestTextKernelIsDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var cands []Candidate
+	for i := 0; i < 40; i++ {
+		v := features.TagVector{}
+		for w := 0; w < 12; w++ {
+			v[fmt.Sprintf("tag%d", w)] = r.Float64()
+		}
+		cands = append(cands, Candidate{ID: fmt.Sprint(i), Tags: v})
+	}
+	first := TextKernel(cands).RawSymmetric().Data
+	for try := 0; try < 20; try++ {
+		if !slices.Equal(TextKernel(cands).RawSymmetric().Data, first) {
+			t.Fatal("two computations of the same text kernel differ")
 		}
 	}
 }

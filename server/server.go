@@ -100,7 +100,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	e.GET("/readyz", s.ready)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	e.GET("/", s.home)
+	routePages(e)
 	v1 := e.Group("/v1")
 	v1.GET("/learners", s.listLearners)
 	v1.GET("/search", s.search)

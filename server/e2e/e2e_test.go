@@ -342,24 +342,36 @@ func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	}
 }
 
-// learnersPage checks that the learners page lists every registered learner.
+// learnersPage checks that the learners page lists every registered
+// learner, and opens the one its URL names with its parameters.
 func learnersPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	t.Helper()
 	var api struct {
 		Learners []struct {
-			Name string `json:"name"`
+			Name   string            `json:"name"`
+			Params []json.RawMessage `json:"params"`
 		} `json:"learners"`
 	}
 	apiGet(t, base+"/v1/learners", &api)
-	run(t, ctx, chromedp.Navigate(base+"/learners"))
-	shows(t, ctx, `#learners article`)
+	const open = "npk-fused"
+	run(t, ctx, chromedp.Navigate(base+"/learners#learner-"+open))
+	shows(t, ctx, `#learners details[open] table`)
 	shot.take(ctx, "learners")
-	names := eval[[]string](t, ctx, `[...document.querySelectorAll('#learners article')].map(a => a.id.replace('learner-', ''))`)
+	names := eval[[]string](t, ctx, `[...document.querySelectorAll('#learners details')].map(a => a.id.replace('learner-', ''))`)
+	opened := eval[[]string](t, ctx, `[...document.querySelectorAll('#learners details[open]')].map(a => a.id)`)
+	params := eval[int](t, ctx, `document.querySelectorAll('#learners details[open] tbody tr').length`)
 	var want []string
+	wantParams := -1
 	for _, l := range api.Learners {
 		want = append(want, l.Name)
+		if l.Name == open {
+			wantParams = len(l.Params)
+		}
 	}
 	if len(want) == 0 || !slices.Equal(names, want) {
 		t.Errorf("learners page lists %v, API %v", names, want)
+	}
+	if !slices.Equal(opened, []string{"learner-" + open}) || params != wantParams {
+		t.Errorf("learners page opened %v with %d parameters; %s has %d", opened, params, open, wantParams)
 	}
 }

@@ -17,8 +17,11 @@ function learner(s, recommenders) {
     h('tbody', {}, s.params.map(p => h('tr', {}, h('td', {}, h('code', {}, p.name)), h('td', {}, p.type),
       h('td', {class: 'num'}, JSON.stringify(p.default)), h('td', {class: 'num'}, range(p)), h('td', {}, p.doc)))))
     : h('p', {class: 'muted'}, 'No parameters.');
-  return h('article', {class: 'learner', id: 'learner-' + s.name},
-    h('h3', {}, s.name, badges), h('p', {}, s.doc),
+  // Collapsed to a line each (the one named by the URL's #fragment open),
+  // the parameter tables being long.
+  const id = 'learner-' + s.name;
+  return h('details', {class: 'learner', id, open: location.hash === '#' + id},
+    h('summary', {}, h('h3', {}, s.name, badges)), h('p', {}, s.doc),
     h('p', {class: 'muted'}, 'needs: ' + (s.needs && s.needs.length ? s.needs.join(', ') : 'nothing beyond its input')), params);
 }
 

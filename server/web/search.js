@@ -33,14 +33,14 @@ function scores(hit, reranked) {
 }
 
 // item renders one result; textRank maps ids to their rank in the text
-// order (null for the text column itself).
+// order's top k (null for the text column itself).
 function item(hit, textRank) {
   const reranked = textRank !== null;
   const body = [h('div', {class: 'title'}, hit.title || hit.id), h('div', {class: 'tags'}, hit.tags.slice(0, 8).join(', '))];
   if (reranked) {
     const was = textRank.get(hit.id);
     const d = was === undefined ? null : was - hit.rank;
-    body.push(was === undefined ? h('div', {class: 'move up'}, 'from below the text top k')
+    body.push(was === undefined ? h('div', {class: 'move up'}, `from below text rank ${textRank.size}`)
       : h('div', {class: 'move' + (d > 0 ? ' up' : d < 0 ? ' down' : '')},
         `text rank ${was}` + (d > 0 ? ` (up ${d})` : d < 0 ? ` (down ${-d})` : ' (same)')));
   }

@@ -1,15 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"embed"
+	"html/template"
 	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 )
 
-// web holds the pages and their assets: plain HTML, CSS and JS calling the
-// /v1 API, no build step and nothing fetched from elsewhere.
+// web holds the pages (pages/: the layout and each page's title and main
+// element) and their assets (static/: plain CSS and JS calling the /v1
+// API): no build step, nothing fetched from elsewhere.
 //
 //go:embed web
 var web embed.FS
@@ -17,16 +20,19 @@ var web embed.FS
 // routePages adds the web pages (/, /users/:id, /learners) and their
 // assets (/web/...).
 func routePages(e *gin.Engine) {
+	// page renders a page once: the layout around pages/name.html, with the
+	// script static/name.js.
 	page := func(name string) gin.HandlerFunc {
-		body, err := web.ReadFile("web/" + name)
-		if err != nil {
-			panic(err) // embedded at build time: only a typo can miss
+		t := template.Must(template.ParseFS(web, "web/pages/layout.html", "web/pages/"+name+".html"))
+		var body bytes.Buffer
+		if err := t.Execute(&body, name+".js"); err != nil {
+			panic(err) // embedded at build time: only a broken template can fail
 		}
-		return func(c *gin.Context) { c.Data(http.StatusOK, "text/html; charset=utf-8", body) }
+		return func(c *gin.Context) { c.Data(http.StatusOK, "text/html; charset=utf-8", body.Bytes()) }
 	}
-	e.GET("/", page("index.html"))
-	e.GET("/users/:id", page("user.html"))
-	e.GET("/learners", page("learners.html"))
-	assets, _ := fs.Sub(web, "web") // cannot fail: "web" is a valid path
-	e.StaticFS("/web", http.FS(assets))
+	e.GET("/", page("search"))
+	e.GET("/users/:id", page("user"))
+	e.GET("/learners", page("learners"))
+	static, _ := fs.Sub(web, "web/static") // cannot fail: a valid path
+	e.StaticFS("/web", http.FS(static))
 }

@@ -236,12 +236,9 @@ type searchAnswer struct {
 	Results []hit `json:"results"`
 }
 
-func ids(hs []hit) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = h.ID
-	}
-	return out
+// sameOrder says whether the page lists the API's results in its order.
+func sameOrder(page []string, api []hit) bool {
+	return slices.EqualFunc(page, api, func(id string, h hit) bool { return id == h.ID })
 }
 
 // TestPages types a query, compares the page's two orders with the API's,
@@ -254,8 +251,8 @@ func TestPages(t *testing.T) {
 	var raw, ranked searchAnswer
 	apiGet(t, ts.URL+"/v1/search?q=flower&k=10&rerank=raw", &raw)
 	apiGet(t, ts.URL+"/v1/search?q=flower&k=10&voters=5", &ranked)
-	if slices.Equal(ids(raw.Results), ids(ranked.Results)) {
-		t.Fatalf("the re-ranked order is the text order: nothing to compare (%v)", ids(raw.Results))
+	if slices.EqualFunc(raw.Results, ranked.Results, func(a, b hit) bool { return a.ID == b.ID }) {
+		t.Fatalf("the re-ranked order is the text order: nothing to compare (%v)", raw.Results)
 	}
 
 	run(t, ctx,
@@ -267,8 +264,8 @@ func TestPages(t *testing.T) {
 	shows(t, ctx, `#ranked > li`)
 	rawIDs := eval[[]string](t, ctx, `[...document.querySelectorAll('#raw > li')].map(e => e.dataset.id)`)
 	rankedIDs := eval[[]string](t, ctx, `[...document.querySelectorAll('#ranked > li')].map(e => e.dataset.id)`)
-	if !slices.Equal(rawIDs, ids(raw.Results)) || !slices.Equal(rankedIDs, ids(ranked.Results)) {
-		t.Errorf("page orders\n text %v\n re-ranked %v\nAPI\n text %v\n re-ranked %v", rawIDs, rankedIDs, ids(raw.Results), ids(ranked.Results))
+	if !sameOrder(rawIDs, raw.Results) || !sameOrder(rankedIDs, ranked.Results) {
+		t.Errorf("page orders\n text %v\n re-ranked %v\nAPI\n text %v\n re-ranked %v", rawIDs, rankedIDs, raw.Results, ranked.Results)
 	}
 
 	// The top result's explanation: its scores and its voters' thumbnails.

@@ -145,10 +145,10 @@ func apiGet(t *testing.T, url string, v any) {
 
 // browser starts headless Chromium with a fresh profile and the flags that
 // keep it from reaching out to the (closed) network; it stops with the test.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T, path string) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
@@ -245,8 +245,9 @@ func sameOrder(page []string, api []hit) bool {
 // opens an explanation, shows an API error, opens a user page with its bar
 // charts and the learners page.
 func TestPages(t *testing.T) {
+	path := chromium(t) // before the set-up, which takes a while
 	ts := newServer(t)
-	ctx := browser(t)
+	ctx := browser(t, path)
 	shot := newShots(t)
 	var raw, ranked searchAnswer
 	apiGet(t, ts.URL+"/v1/search?q=flower&k=10&rerank=raw", &raw)

@@ -1,5 +1,7 @@
 'use strict';
-const name = s => typeof s === 'string' ? s : s.name;
+// strategy names a re-rank strategy, with why it cannot re-rank here
+// when /v1/learners says so.
+const strategy = s => s.rerank === false ? `${s.name} (not here: ${s.reason || 'no reason given'})` : s.name;
 
 // range says which values a parameter takes.
 function range(p) {
@@ -11,7 +13,7 @@ function range(p) {
 function learner(s, recommenders) {
   const badges = [h('span', {class: 'badge'}, s.kind)];
   if (recommenders.includes(s.name)) badges.push(h('span', {class: 'badge'}, 'recommendations'));
-  if (s.can_rerank) badges.push(h('span', {class: 'badge'}, 're-ranks search'));
+  if (s.rerank === true) badges.push(h('span', {class: 'badge'}, 're-ranks search'));
   const params = (s.params || []).length ? h('table', {},
     h('thead', {}, h('tr', {}, ['parameter', 'type', 'default', 'range', 'meaning'].map(c => h('th', {scope: 'col'}, c)))),
     h('tbody', {}, s.params.map(p => h('tr', {}, h('td', {}, h('code', {}, p.name)), h('td', {}, p.type),
@@ -22,13 +24,15 @@ function learner(s, recommenders) {
   const id = 'learner-' + s.name;
   return h('details', {class: 'learner', id, open: location.hash === '#' + id},
     h('summary', {}, h('h3', {}, s.name, badges)), h('p', {}, s.doc),
-    h('p', {class: 'muted'}, 'needs: ' + (s.needs && s.needs.length ? s.needs.join(', ') : 'nothing beyond its input')), params);
+    h('p', {class: 'muted'}, 'needs: ' + (s.needs && s.needs.length ? s.needs.join(', ') : 'nothing beyond its input')),
+    s.rerank === false ? h('p', {class: 'muted'}, 'cannot re-rank a search here: ' + (s.rerank_reason || 'the server does not say why')) : null,
+    params);
 }
 
 (async function start() {
   try {
     const j = await getJSON('/v1/learners');
-    const rows = [['re-rankers', (j.rerank || []).map(name).join(', ')], ['default re-ranker', j.default_rerank],
+    const rows = [['re-rankers', (j.strategies || j.rerank.map(name => ({name}))).map(strategy).join(', ')], ['default re-ranker', j.default_rerank],
       ['priors', (j.priors || []).join(', ') + ` (default ${j.default_prior})`],
       ['affinities', (j.affinities || []).join(', ') + ` (default ${j.default_affinity})`],
       ['recommendation learners', (j.recommend || []).join(', ') + ` (default ${j.default_recommend})`]];

@@ -7,13 +7,12 @@ const F = form.elements;
 const knownRerankers = ['raw', 'text', 'linear', 'poly', 'rbf', 'intersection', 'npk', 'npk-fused'];
 
 // rerankers picks the choices from /v1/learners: the strategies and
-// learners it marks as able to re-rank this corpus (can_rerank), else the
-// known list among its strategies.
+// learners it marks as able to re-rank a search of this corpus
+// (rerank: true), else the known list among its strategies.
 function rerankers(j) {
-  const marked = [...(j.rerank || []), ...(j.learners || [])].filter(s => typeof s === 'object' && 'can_rerank' in s);
-  if (marked.length) return {names: marked.filter(s => s.can_rerank).map(s => s.name), checked: true};
-  const listed = (j.rerank || knownRerankers).map(s => typeof s === 'string' ? s : s.name);
-  return {names: knownRerankers.filter(s => listed.includes(s)), checked: false};
+  const marked = [...(j.strategies || []), ...(j.learners || [])].filter(s => typeof s.rerank === 'boolean');
+  if (marked.length) return {names: [...new Set(marked.filter(s => s.rerank).map(s => s.name))], checked: true};
+  return {names: knownRerankers.filter(s => (j.rerank || knownRerankers).includes(s)), checked: false};
 }
 
 const pct = x => (100 * x).toFixed(2) + '%';

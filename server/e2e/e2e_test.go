@@ -214,6 +214,13 @@ func shows(t *testing.T, ctx context.Context, sel string) {
 	}
 }
 
+// pageError opens url and returns the error the page shows.
+func pageError(t *testing.T, ctx context.Context, url string) string {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(url), chromedp.WaitVisible(`#error:not(:empty)`))
+	return eval[string](t, ctx, `document.getElementById('error').textContent`)
+}
+
 // eval returns the value of a JavaScript expression in the page.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
@@ -286,10 +293,7 @@ func TestPages(t *testing.T) {
 	}
 
 	// An API error reaches the page: window 0 is refused with 400.
-	run(t, ctx,
-		chromedp.Navigate(ts.URL+"/?q=flower&window=0"),
-		chromedp.WaitVisible(`#error:not(:empty)`))
-	if errText := eval[string](t, ctx, `document.getElementById('error').textContent`); !strings.Contains(errText, "400") || !strings.Contains(errText, "window") {
+	if errText := pageError(t, ctx, ts.URL+"/?q=flower&window=0"); !strings.Contains(errText, "400") || !strings.Contains(errText, "window") {
 		t.Errorf("error shown: %q", errText)
 	}
 
@@ -310,7 +314,8 @@ func TestPages(t *testing.T) {
 }
 
 // userPage opens u001's page and checks each suggested friend's bar chart
-// against the API: one bar per part of the log-odds, the sum in its caption.
+// against the API: one bar per part of the log-odds, the sum in its
+// caption; then an unknown user's page.
 func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	t.Helper()
 	var friends struct {
@@ -330,6 +335,10 @@ func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	bars := eval[[]int](t, ctx, `[...document.querySelectorAll('#friends table.bars')].map(b => b.querySelectorAll('tbody tr').length)`)
 	captions := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends table.bars caption')].map(c => c.textContent)`)
 	nonzero := eval[int](t, ctx, `[...document.querySelectorAll('#friends .bar span')].filter(s => s.getBoundingClientRect().width > 0).length`)
+	// An unknown user's page says so.
+	if errText := pageError(t, ctx, base+"/users/nobody"); !strings.Contains(errText, "404") || !strings.Contains(errText, "nobody") {
+		t.Errorf("unknown user's page shows %q", errText)
+	}
 	if len(friends.Items) == 0 || len(users) != len(friends.Items) || nonzero == 0 {
 		t.Fatalf("user page lists %v with %d visible bars; API: %d friends", users, nonzero, len(friends.Items))
 	}

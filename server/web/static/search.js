@@ -43,7 +43,8 @@ function item(hit, textRank) {
       : h('div', {class: 'move' + (d > 0 ? ' up' : d < 0 ? ' down' : '')},
         `text rank ${was}` + (d > 0 ? ` (up ${d})` : d < 0 ? ` (down ${-d})` : ' (same)')));
   }
-  body.push(h('details', {}, h('summary', {}, 'Why this rank?'), scores(hit, reranked)));
+  body.push(h('details', {}, h('summary', {}, 'Why this rank?', h('span', {class: 'visually-hidden'}, ` (${hit.title || hit.id})`)),
+    scores(hit, reranked)));
   return h('li', {'data-id': hit.id},
     h('span', {class: 'rank'}, hit.rank + '.'),
     hit.thumbnail ? h('img', {class: 'thumb', src: hit.thumbnail, alt: hit.title || hit.id, width: 72, height: 72}) : h('span'),

@@ -456,8 +456,9 @@ func (m *Model) Stats() Stats { return m.stats }
 // Dataset returns the data set the model was trained on.
 func (m *Model) Dataset() *social.Dataset { return m.ds }
 
-// Score returns the social strength score f(u, v) (the log-odds that u
-// and v are friends). Scores of all users of u: ScoreAll.
+// Score returns the social strength score f(u, v), the log-odds that u
+// and v are friends on the balanced training sample (Strength corrects it
+// to the population's rate). Scores of all users of u: ScoreAll.
 func (m *Model) Score(u, v int) float64 { return m.strength.Score(u, v) }
 
 // ScoreAll sets dst[v] = f(u, v) for every user v (dst of length N()).

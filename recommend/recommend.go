@@ -14,18 +14,29 @@ type FriendRec struct {
 	User string `json:"user"`
 	// Score is what the model ranks candidates by (Model.FriendScorer,
 	// chosen on held-out training friendships): for mklr f(u, v), the
-	// log-odds of the strength model (fitted on about as many non-friend
-	// pairs as friends); for kernel the combined kernel K(u, v); for
-	// adamic-adar the Adamic-Adar score (plus its tie-break, under 1e-9 of
-	// it). Strength is always the strength model's probability that u and
-	// v are friends, corrected to the population's rate of friendship
-	// (Model.Strength): mklr is trained whichever scorer ranks, and gives
-	// the group scores.
+	// log-odds of friendship on the balanced training sample (about as
+	// many non-friend pairs as friends: LogOdds); for kernel the combined
+	// kernel K(u, v); for adamic-adar the Adamic-Adar score (plus its
+	// tie-break, under 1e-9 of it). Strength is always the strength
+	// model's probability that u and v are friends, corrected to the
+	// population's rate of friendship (Model.Strength): mklr is trained
+	// whichever scorer ranks, and gives the group scores.
 	Score    float64 `json:"score"`
 	Strength float64 `json:"strength"`
+	// LogOdds is f(u, v) of the strength model, in parts: Intercept +
+	// KernelTerm + Pairs + the contributions' terms.
+	LogOdds   float64 `json:"log_odds"`
+	Intercept float64 `json:"intercept"` // b
+	// KernelTerm is gamma K(u, v), the combined kernel's own term (mklr's
+	// Options.KernelTerm; off, 0, by default).
+	KernelTerm float64 `json:"kernel_term,omitempty"`
+	// Pairs is the import pairs' part sum_s alpha_s P((u, v), s).
+	Pairs float64 `json:"pairs"`
 	// Kernel is the combined kernel K_u(u, v), the sum of the
-	// contributions' parts theta_t K^t(u, v), largest first; every base
-	// kernel with a non-zero weight theta_t or term gamma_t is listed.
+	// contributions' parts theta_t K^t(u, v). Contributions are ordered by
+	// term, largest first (the term, not the part, moves the score);
+	// every base kernel with a non-zero weight theta_t or term gamma_t is
+	// listed.
 	Kernel        float64        `json:"kernel"`
 	Contributions []Contribution `json:"contributions"`
 	// CommonFriends lists up to MaxListed of the friends u and v share;
@@ -42,7 +53,7 @@ type Contribution struct {
 	Weight float64 `json:"weight"` // theta_t
 	Value  float64 `json:"value"`  // K^t(u, v)
 	Part   float64 `json:"part"`   // theta_t K^t(u, v)
-	Term   float64 `json:"term"`   // gamma_t K^t(u, v), its term in Score
+	Term   float64 `json:"term"`   // gamma_t K^t(u, v), its term in LogOdds
 }
 
 // GroupRec is one recommended group and why.
@@ -108,22 +119,37 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 			User: m.ds.Users[v].ID, Score: score[r], Strength: m.Strength(u, v),
 			CommonFriends: m.userIDs(common), CommonFriendCount: len(common),
 		}
-		gamma := m.strength.BaseWeights()
-		for t, k := range m.kernels {
-			w, g := m.weights[t], 0.0
-			if gamma != nil {
-				g = gamma[t]
-			}
-			if w != 0 || g != 0 {
-				val := k.K.At(u, v)
-				rec.Contributions = append(rec.Contributions, Contribution{k.Name, w, val, w * val, g * val})
-				rec.Kernel += w * val
-			}
-		}
-		slices.SortStableFunc(rec.Contributions, func(a, b Contribution) int { return cmp.Compare(b.Part, a.Part) })
+		m.explainScore(u, v, &rec)
 		out.Items[r] = rec
 	}
 	return out, nil
+}
+
+// explainScore sets rec's combined kernel, its contributions and f(u, v)
+// in parts.
+func (m *Model) explainScore(u, v int, rec *FriendRec) {
+	gamma := m.strength.BaseWeights()
+	terms := 0.0
+	for t, k := range m.kernels {
+		w, g := m.weights[t], 0.0
+		if gamma != nil {
+			g = gamma[t]
+		}
+		if w != 0 || g != 0 {
+			val := k.K.At(u, v)
+			rec.Contributions = append(rec.Contributions, Contribution{k.Name, w, val, w * val, g * val})
+			rec.Kernel += w * val
+			terms += g * val
+		}
+	}
+	slices.SortStableFunc(rec.Contributions, func(a, b Contribution) int { return cmp.Compare(b.Term, a.Term) })
+	rec.LogOdds = m.strength.Score(u, v)
+	rec.Intercept = m.strength.Bias()
+	rec.KernelTerm = m.strength.Gamma() * m.combined.At(u, v)
+	// mklr does not expose the import pairs' sum alone: it is what the
+	// other parts leave of f (TestFriendScoreParts checks it against the
+	// pair kernel).
+	rec.Pairs = rec.LogOdds - rec.Intercept - rec.KernelTerm - terms
 }
 
 // RecommendGroups ranks the groups u is not in by GroupScores and returns

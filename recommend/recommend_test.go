@@ -153,8 +153,8 @@ func TestFriendRecommendations(t *testing.T) {
 				if w == 0 && g == 0 || part.Weight != w || math.Abs(part.Part-w*part.Value) > 1e-15 || math.Abs(part.Term-g*part.Value) > 1e-15 {
 					t.Errorf("contribution %+v, learned weight %v, term weight %v", part, w, g)
 				}
-				if c > 0 && part.Part > rec.Contributions[c-1].Part {
-					t.Errorf("contributions not largest first: %+v", rec.Contributions)
+				if c > 0 && part.Term > rec.Contributions[c-1].Term {
+					t.Errorf("contributions not largest term first: %+v", rec.Contributions)
 				}
 				sum += part.Part
 				named++
@@ -186,6 +186,41 @@ func TestFriendRecommendations(t *testing.T) {
 	all, err := m.RecommendFriends(0, n)
 	if err != nil || len(all.Items) != n-1-len(m.FriendsOf(0)) {
 		t.Errorf("k = n: %d items (%v), want %d", len(all.Items), err, n-1-len(m.FriendsOf(0)))
+	}
+}
+
+// TestFriendScoreParts pins finding 9 of issue 10: a friend's explanation
+// adds up to its score, f(u, v) = intercept + pairs + the base kernels'
+// terms, each part computed here from the strength model.
+func TestFriendScoreParts(t *testing.T) {
+	ds := demoData(t)
+	m := train(t, ds, recommend.Options{Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR}})
+	sm, k := m.StrengthModel(), m.Combined()
+	if sm.Pair() != mklr.PairTensor || sm.Bias() == 0 {
+		t.Fatalf("pair kernel %v, intercept %v: this test expects the default tensor pair kernel and an intercept", sm.Pair(), sm.Bias())
+	}
+	for _, u := range []int{0, 17, ds.N() - 1} {
+		got, err := m.RecommendFriends(u, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range got.Items {
+			v := index(t, ds, rec.User)
+			pairs := 0.0
+			for s, p := range sm.Imports() {
+				pairs += sm.Alpha()[s] * (k.At(u, p.I)*k.At(v, p.J) + k.At(u, p.J)*k.At(v, p.I))
+			}
+			sum := rec.Intercept + rec.KernelTerm + rec.Pairs
+			for _, c := range rec.Contributions {
+				sum += c.Term
+			}
+			if rec.Intercept != sm.Bias() || rec.KernelTerm != 0 || math.Abs(rec.Pairs-pairs) > 1e-9 {
+				t.Errorf("%d, %s: intercept %v kernel term %v pairs %v, want %v 0 %v", u, rec.User, rec.Intercept, rec.KernelTerm, rec.Pairs, sm.Bias(), pairs)
+			}
+			if math.Abs(sum-rec.Score) > 1e-9 || math.Abs(rec.LogOdds-rec.Score) > 1e-9 {
+				t.Errorf("%d, %s: parts sum to %v, log-odds %v, score %v", u, rec.User, sum, rec.LogOdds, rec.Score)
+			}
+		}
 	}
 }
 

@@ -1,16 +1,38 @@
 package server
 
 import (
-	_ "embed"
+	"bytes"
+	"embed"
+	"html/template"
+	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 )
 
-//go:embed ui.html
-var uiPage []byte
+// web holds the pages (pages/: the layout and each page's title and main
+// element) and their assets (static/: plain CSS and JS calling the /v1
+// API): no build step, nothing fetched from elsewhere.
+//
+//go:embed web
+var web embed.FS
 
-// home serves the embedded search page.
-func (s *Server) home(c *gin.Context) {
-	c.Data(http.StatusOK, "text/html; charset=utf-8", uiPage)
+// routePages adds the web pages (/, /users/:id, /learners) and their
+// assets (/web/...).
+func routePages(e *gin.Engine) {
+	// page renders a page once: the layout around pages/name.html, with the
+	// script static/name.js.
+	page := func(name string) gin.HandlerFunc {
+		t := template.Must(template.ParseFS(web, "web/pages/layout.html", "web/pages/"+name+".html"))
+		var body bytes.Buffer
+		if err := t.Execute(&body, name+".js"); err != nil {
+			panic(err) // embedded at build time: only a broken template can fail
+		}
+		return func(c *gin.Context) { c.Data(http.StatusOK, "text/html; charset=utf-8", body.Bytes()) }
+	}
+	e.GET("/", page("search"))
+	e.GET("/users/:id", page("user"))
+	e.GET("/learners", page("learners"))
+	static, _ := fs.Sub(web, "web/static") // cannot fail: a valid path
+	e.StaticFS("/web", http.FS(static))
 }

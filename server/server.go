@@ -113,7 +113,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	e.GET("/readyz", s.ready)
 	e.HEAD("/readyz", s.ready)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	e.GET("/", s.home)
+	routePages(e)
 	v1 := e.Group("/v1", s.rateLimit)
 	v1.GET("/learners", s.listLearners)
 	v1.GET("/search", s.search)

@@ -1,0 +1,384 @@
+// Package e2e drives the web pages in headless Chromium against a real
+// server: a bleve index of demo drawings (real images, features computed
+// here) and a generated demo network with a trained recommender.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/demo"
+	_ "github.com/kernelrank/kernelrank/learners/all"
+	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/search"
+	"github.com/kernelrank/kernelrank/server"
+	"github.com/kernelrank/kernelrank/social"
+)
+
+// corpusTags picks the demo drawings indexed: those with any of these tags
+// (about 170), enough for visual neighbours, quick to ingest.
+var corpusTags = []string{"fruit", "flower", "cat", "dog"}
+
+// chromium returns the browser's path; without one the test skips, or
+// fails under CI=true (.ci/run installs it).
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed (.ci/run installs Debian's chromium)")
+	}
+	t.Skip("chromium is not installed: apt-get install chromium to run the browser tests")
+	return ""
+}
+
+// newServer serves the demo subset and a 200-user demo network, with its
+// default recommender trained.
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	dir := t.TempDir()
+	jsonl, err := demo.Extract(filepath.Join(dir, "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	rep, err := index.IngestJSONL(context.Background(), ix, bytes.NewReader(pick(t, jsonl)), filepath.Dir(jsonl), index.IngestOptions{StopOnError: true})
+	if err != nil || rep.Added < 100 {
+		t.Fatalf("ingest: %+v, %v", rep, err)
+	}
+	net, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{Users: 200, Groups: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.WriteDir(filepath.Join(dir, "social")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.NewDirStore(filepath.Join(dir, "models"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	life, stop := context.WithCancel(context.Background()) // ends the service's goroutines
+	t.Cleanup(stop)
+	svc, err := recommend.NewService(life, recommend.DirSource{Dir: filepath.Join(dir, "social"), Options: social.ImportOptions{StopOnError: true}},
+		store, recommend.ServiceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := svc.Model(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(ix, server.Config{Social: svc, Search: search.New(ix, nil, search.Options{})}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// pick returns the lines of the corpus file with a tag of corpusTags.
+func pick(t *testing.T, jsonl string) []byte {
+	t.Helper()
+	f, err := os.Open(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var doc struct{ Tags []string }
+		if err := json.Unmarshal(sc.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(doc.Tags, func(tag string) bool { return slices.Contains(corpusTags, tag) }) {
+			out.Write(sc.Bytes())
+			out.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// apiGet decodes an API answer into v.
+func apiGet(t *testing.T, url string, v any) {
+	t.Helper()
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(r.Body)
+		t.Fatalf("GET %s: %d %s", url, r.StatusCode, b)
+	}
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// browser starts headless Chromium with a fresh profile and the flags that
+// keep it from reaching out to the (closed) network; it stops with the test.
+func browser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+	}
+	ctx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelBrowser := chromedp.NewContext(ctx)
+	t.Cleanup(func() { cancelBrowser(); cancelTimeout(); cancelAlloc() })
+	return ctx
+}
+
+// shots saves full-page screenshots in $KERNELRANK_E2E_SCREENSHOTS, or a
+// temporary directory, and logs their paths.
+type shots struct {
+	t   *testing.T
+	dir string
+}
+
+func newShots(t *testing.T) shots {
+	dir := os.Getenv("KERNELRANK_E2E_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shots{t, dir}
+}
+
+func (s shots) take(ctx context.Context, name string) {
+	s.t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	path := filepath.Join(s.dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Logf("screenshot: %s", path)
+}
+
+// run runs the steps in order, failing the test on an error.
+func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Steps(steps...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shows waits until the page has an element matching sel, failing the
+// test at once when the page shows an error instead.
+func shows(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const e = [...document.querySelectorAll('.error')].find(e => e.textContent);
+		return e ? 'error: ' + e.textContent : document.querySelector(`+strconv.Quote(sel)+`) ? 'ok' : '';
+	})()`))
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", sel, err)
+	}
+	if got != "ok" {
+		t.Fatalf("waiting for %s, the page shows %s", sel, got)
+	}
+}
+
+// pageError opens url and returns the error the page shows.
+func pageError(t *testing.T, ctx context.Context, url string) string {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(url), chromedp.WaitVisible(`#error:not(:empty)`))
+	return eval[string](t, ctx, `document.getElementById('error').textContent`)
+}
+
+// eval returns the value of a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+type hit struct {
+	ID        string  `json:"id"`
+	TextScore float64 `json:"text_score"`
+	Voters    []struct {
+		ID string `json:"id"`
+	} `json:"voters"`
+}
+
+type searchAnswer struct {
+	Results []hit `json:"results"`
+}
+
+// sameOrder says whether the page lists the API's results in its order.
+func sameOrder(page []string, api []hit) bool {
+	return slices.EqualFunc(page, api, func(id string, h hit) bool { return id == h.ID })
+}
+
+// TestPages types a query, compares the page's two orders with the API's,
+// opens an explanation, shows an API error, opens a user page with its bar
+// charts and the learners page.
+func TestPages(t *testing.T) {
+	path := chromium(t) // before the set-up, which takes a while
+	ts := newServer(t)
+	ctx := browser(t, path)
+	shot := newShots(t)
+	var raw, ranked searchAnswer
+	apiGet(t, ts.URL+"/v1/search?q=flower&k=10&rerank=raw", &raw)
+	apiGet(t, ts.URL+"/v1/search?q=flower&k=10&voters=5", &ranked)
+	if slices.EqualFunc(raw.Results, ranked.Results, func(a, b hit) bool { return a.ID == b.ID }) {
+		t.Fatalf("the re-ranked order is the text order: nothing to compare (%v)", raw.Results)
+	}
+
+	run(t, ctx,
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitReady(`select[name=rerank] option`),
+		chromedp.SendKeys(`input[name=q]`, "flower"),
+		chromedp.SetValue(`input[name=k]`, "10"),
+		chromedp.Click(`#search button`))
+	shows(t, ctx, `#ranked > li`)
+	rawIDs := eval[[]string](t, ctx, `[...document.querySelectorAll('#raw > li')].map(e => e.dataset.id)`)
+	rankedIDs := eval[[]string](t, ctx, `[...document.querySelectorAll('#ranked > li')].map(e => e.dataset.id)`)
+	if !sameOrder(rawIDs, raw.Results) || !sameOrder(rankedIDs, ranked.Results) {
+		t.Errorf("page orders\n text %v\n re-ranked %v\nAPI\n text %v\n re-ranked %v", rawIDs, rankedIDs, raw.Results, ranked.Results)
+	}
+
+	// The top result's explanation: its scores and its voters' thumbnails.
+	const voters = `[...document.querySelectorAll('#ranked > li:first-child ul.voters img')]`
+	run(t, ctx,
+		chromedp.Click(`#ranked > li:first-child summary`),
+		chromedp.WaitVisible(`#ranked > li:first-child ul.voters img`))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](voters+`.every(i => i.complete)`)); err != nil {
+		t.Fatal(err)
+	}
+	shot.take(ctx, "search")
+	scoreText := eval[string](t, ctx, `document.querySelector('#ranked > li:first-child dl.scores dd').textContent`)
+	loaded := eval[int](t, ctx, voters+`.filter(i => i.naturalWidth > 0).length`)
+	top := ranked.Results[0]
+	if scoreText != fmt.Sprintf("%.3f", top.TextScore) || loaded != len(top.Voters) || loaded == 0 {
+		t.Errorf("explanation of %s: text score %q (API %v), %d voter thumbnails loaded, API lists %d", top.ID, scoreText, top.TextScore, loaded, len(top.Voters))
+	}
+
+	// An API error reaches the page: window 0 is refused with 400.
+	if errText := pageError(t, ctx, ts.URL+"/?q=flower&window=0"); !strings.Contains(errText, "400") || !strings.Contains(errText, "window") {
+		t.Errorf("error shown: %q", errText)
+	}
+
+	userPage(t, ctx, ts.URL, shot)
+	learnersPage(t, ctx, ts.URL, shot)
+
+	// Narrow screens stack the two orders.
+	run(t, ctx,
+		chromedp.EmulateViewport(420, 900),
+		chromedp.Navigate(ts.URL+"/?q=flower&k=5"))
+	shows(t, ctx, `#ranked > li`)
+	shot.take(ctx, "search-narrow")
+	left := eval[float64](t, ctx, `document.getElementById('raw').getBoundingClientRect().left`)
+	right := eval[float64](t, ctx, `document.getElementById('ranked').getBoundingClientRect().left`)
+	if left != right {
+		t.Errorf("at 420 px the columns start at x = %v and %v: not stacked", left, right)
+	}
+}
+
+// userPage opens u001's page and checks each suggested friend's bar chart
+// against the API: one bar per part of the log-odds, the sum in its
+// caption; then an unknown user's page.
+func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
+	t.Helper()
+	var friends struct {
+		Items []struct {
+			User          string            `json:"user"`
+			LogOdds       float64           `json:"log_odds"`
+			Contributions []json.RawMessage `json:"contributions"`
+		} `json:"items"`
+	}
+	apiGet(t, base+"/v1/users/u001/friends?k=10", &friends)
+	run(t, ctx,
+		chromedp.Navigate(base+"/users/u001"))
+	shows(t, ctx, `#friends table.bars`)
+	shows(t, ctx, `#groups tr`)
+	shot.take(ctx, "user")
+	users := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends > tr')].map(r => r.querySelector('a').textContent)`)
+	bars := eval[[]int](t, ctx, `[...document.querySelectorAll('#friends table.bars')].map(b => b.querySelectorAll('tbody tr').length)`)
+	captions := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends table.bars caption')].map(c => c.textContent)`)
+	nonzero := eval[int](t, ctx, `[...document.querySelectorAll('#friends .bar span')].filter(s => s.getBoundingClientRect().width > 0).length`)
+	// An unknown user's page says so.
+	if errText := pageError(t, ctx, base+"/users/nobody"); !strings.Contains(errText, "404") || !strings.Contains(errText, "nobody") {
+		t.Errorf("unknown user's page shows %q", errText)
+	}
+	if len(friends.Items) == 0 || len(users) != len(friends.Items) || nonzero == 0 {
+		t.Fatalf("user page lists %v with %d visible bars; API: %d friends", users, nonzero, len(friends.Items))
+	}
+	for i, f := range friends.Items {
+		if users[i] != f.User || bars[i] != 2+len(f.Contributions) || !strings.HasSuffix(captions[i], fmt.Sprintf("%.3f", f.LogOdds)) {
+			t.Errorf("friend %d: page %s, %d bars, %q; API %s, 2 + %d parts, log-odds %.3f", i, users[i], bars[i], captions[i], f.User, len(f.Contributions), f.LogOdds)
+		}
+	}
+}
+
+// learnersPage checks that the learners page lists every registered
+// learner, and opens the one its URL names with its parameters.
+func learnersPage(t *testing.T, ctx context.Context, base string, shot shots) {
+	t.Helper()
+	var api struct {
+		Learners []struct {
+			Name   string            `json:"name"`
+			Params []json.RawMessage `json:"params"`
+		} `json:"learners"`
+	}
+	apiGet(t, base+"/v1/learners", &api)
+	const open = "npk-fused"
+	run(t, ctx, chromedp.Navigate(base+"/learners#learner-"+open))
+	shows(t, ctx, `#learners details[open] table`)
+	shot.take(ctx, "learners")
+	names := eval[[]string](t, ctx, `[...document.querySelectorAll('#learners details')].map(a => a.id.replace('learner-', ''))`)
+	opened := eval[[]string](t, ctx, `[...document.querySelectorAll('#learners details[open]')].map(a => a.id)`)
+	params := eval[int](t, ctx, `document.querySelectorAll('#learners details[open] tbody tr').length`)
+	var want []string
+	wantParams := -1
+	for _, l := range api.Learners {
+		want = append(want, l.Name)
+		if l.Name == open {
+			wantParams = len(l.Params)
+		}
+	}
+	if len(want) == 0 || !slices.Equal(names, want) {
+		t.Errorf("learners page lists %v, API %v", names, want)
+	}
+	if !slices.Equal(opened, []string{"learner-" + open}) || params != wantParams {
+		t.Errorf("learners page opened %v with %d parameters; %s has %d", opened, params, open, wantParams)
+	}
+}

@@ -1,0 +1,107 @@
+'use strict';
+const form = document.getElementById('search');
+const F = form.elements;
+
+// The re-rankers this page offers when /v1/learners does not say which
+// can re-rank a search of this corpus.
+const knownRerankers = ['raw', 'text', 'linear', 'poly', 'rbf', 'intersection', 'npk', 'npk-fused'];
+
+// rerankers picks the choices from /v1/learners: the strategies and
+// learners it marks as able to re-rank a search of this corpus
+// (rerank: true), else the known list among its strategies.
+function rerankers(j) {
+  const marked = [...(j.strategies || []), ...(j.learners || [])].filter(s => typeof s.rerank === 'boolean');
+  if (marked.length) return {names: [...new Set(marked.filter(s => s.rerank).map(s => s.name))], checked: true};
+  return {names: knownRerankers.filter(s => (j.rerank || knownRerankers).includes(s)), checked: false};
+}
+
+const pct = x => (100 * x).toFixed(2) + '%';
+
+// scores explains one result: its text score, its VisualRank score and the
+// neighbours whose votes raised it most.
+function scores(hit, reranked) {
+  const dl = h('dl', {class: 'scores'}, h('dt', {}, 'text score'), h('dd', {}, fmt(hit.text_score)));
+  if (!reranked) return [dl, h('p', {class: 'muted'}, 'Ranked by its text score alone.')];
+  dl.append(h('dt', {}, 'VisualRank'), h('dd', {}, pct(hit.visualrank) + ' of the rank mass'));
+  if (hit.no_features) return [dl, h('p', {class: 'muted'}, 'This image has no visual features: it took no part in the votes.')];
+  const voters = hit.voters || [];
+  if (!voters.length) return [dl, h('p', {class: 'muted'}, 'No neighbour voted for it.')];
+  return [dl, h('p', {class: 'muted'}, 'Neighbours whose votes raised it most:'),
+    h('ul', {class: 'voters'}, voters.map(v => h('li', {title: `${v.id}: vote ${pct(v.weight)}`},
+      h('img', {src: thumbURL(v.id), alt: v.id, loading: 'lazy', width: 48, height: 48}), '+' + pct(v.weight))))];
+}
+
+// item renders one result; textRank maps ids to their rank in the text
+// order's top k (null for the text column itself).
+function item(hit, textRank) {
+  const reranked = textRank !== null;
+  const body = [h('div', {class: 'title'}, hit.title || hit.id), h('div', {class: 'tags'}, hit.tags.slice(0, 8).join(', '))];
+  if (reranked) {
+    const was = textRank.get(hit.id);
+    const d = was === undefined ? null : was - hit.rank;
+    body.push(was === undefined ? h('div', {class: 'move up'}, `from below text rank ${textRank.size}`)
+      : h('div', {class: 'move' + (d > 0 ? ' up' : d < 0 ? ' down' : '')},
+        `text rank ${was}` + (d > 0 ? ` (up ${d})` : d < 0 ? ` (down ${-d})` : ' (same)')));
+  }
+  body.push(h('details', {}, h('summary', {}, 'Why this rank?', h('span', {class: 'visually-hidden'}, ` (${hit.title || hit.id})`)),
+    scores(hit, reranked)));
+  return h('li', {'data-id': hit.id},
+    h('span', {class: 'rank'}, hit.rank + '.'),
+    hit.thumbnail ? h('img', {class: 'thumb', src: hit.thumbnail, alt: hit.title || hit.id, width: 72, height: 72}) : h('span'),
+    h('div', {}, body));
+}
+
+function describe(j) {
+  const r = j.rerank;
+  let s = `${j.total} matches; the top ${j.window} re-ranked by ${r.strategy} (prior ${r.prior}) in ${fmt(j.total_ms, 1)} ms, cache ${r.cache}`;
+  if (r.learner && r.learner.iterations !== undefined) s += `; learner: ${r.learner.iterations} iterations`;
+  return s + (r.warning ? `. Warning: ${r.warning}` : '');
+}
+
+let latest = 0; // only the latest search draws its answer
+async function search() {
+  const seq = ++latest;
+  const p = {q: F.q.value.trim(), k: F.k.value, rerank: F.rerank.value, prior: F.prior.value};
+  if (F.window.value) p.window = F.window.value;
+  history.replaceState(null, '', '?' + new URLSearchParams(p));
+  const raw = document.getElementById('raw'), ranked = document.getElementById('ranked'), meta = document.getElementById('meta');
+  showError(null);
+  meta.textContent = 'Searching…';
+  document.getElementById('ranked-title').textContent = `Re-ranked by ${p.rerank}`;
+  try {
+    const [t, r] = await Promise.all([
+      getJSON('/v1/search?' + new URLSearchParams({...p, rerank: 'raw'})),
+      getJSON('/v1/search?' + new URLSearchParams({...p, voters: 5}))]);
+    if (seq !== latest) return;
+    const textRank = new Map(t.results.map(x => [x.id, x.rank]));
+    raw.replaceChildren(...t.results.map(x => item(x, null)));
+    ranked.replaceChildren(...r.results.map(x => item(x, textRank)));
+    meta.textContent = r.results.length ? describe(r) : `No image is tagged with any of "${p.q}".`;
+  } catch (err) {
+    if (seq !== latest) return;
+    raw.replaceChildren();
+    ranked.replaceChildren();
+    meta.textContent = '';
+    showError(err);
+  }
+}
+
+form.addEventListener('submit', e => { e.preventDefault(); search(); });
+
+(async function start() {
+  const q = new URLSearchParams(location.search);
+  try {
+    const j = await getJSON('/v1/learners');
+    const {names, checked} = rerankers(j);
+    const want = q.get('rerank') || j.default_rerank;
+    for (const s of names) F.rerank.add(new Option(s, s, false, s === want));
+    document.getElementById('rerank-note').textContent = checked
+      ? 'The re-rankers listed are those the server says can re-rank this corpus.'
+      : 'The server does not say which re-rankers suit this corpus: all the built-in ones are listed.';
+  } catch (err) {
+    showError(err);
+    return;
+  }
+  for (const name of ['q', 'k', 'window', 'prior']) if (q.get(name)) F[name].value = q.get(name);
+  if (F.q.value) search();
+})();

@@ -10,6 +10,7 @@ require (
 	github.com/maypok86/otter/v2 v2.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.17.3
+	golang.org/x/image v0.40.0
 	golang.org/x/sync v0.25.0
 	gonum.org/v1/gonum v0.17.0
 )

@@ -1,0 +1,35 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/png"
+	"testing"
+)
+
+func TestPrepareUploadLimits(t *testing.T) {
+	var small bytes.Buffer
+	if err := png.Encode(&small, image.NewGray(image.Rect(0, 0, 8, 8))); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, id string
+		raw      []byte
+		want     error
+	}{
+		{"over MaxImageBytes", "a", append(small.Bytes(), make([]byte, MaxImageBytes)...), ErrTooLarge},
+		{"not an image", "a", []byte("GIF89a but not really"), ErrInvalid},
+		{"empty", "a", nil, ErrInvalid},
+		{"bad id", "..", small.Bytes(), ErrInvalid},
+	}
+	for _, c := range cases {
+		if _, err := PrepareUpload(c.id, c.raw); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	up, err := PrepareUpload("a", small.Bytes())
+	if err != nil || up.Info != (ImageInfo{Format: "png", Width: 8, Height: 8, Bytes: int64(small.Len())}) || len(up.Features) != 297 {
+		t.Errorf("a small PNG: %+v %v", up, err)
+	}
+}

@@ -19,7 +19,7 @@ func TestPrepareUploadLimits(t *testing.T) {
 		want     error
 	}{
 		{"over MaxImageBytes", "a", append(small.Bytes(), make([]byte, MaxImageBytes)...), ErrTooLarge},
-		{"not an image", "a", []byte("GIF89a but not really"), ErrInvalid},
+		{"not an image", "a", []byte("not an image at all"), ErrInvalid},
 		{"empty", "a", nil, ErrInvalid},
 		{"bad id", "..", small.Bytes(), ErrInvalid},
 	}

@@ -42,9 +42,9 @@ var (
 	// ErrNoImage is wrapped by the error of a doc whose image file is
 	// missing or unreadable.
 	ErrNoImage = errors.New("no readable image file")
-	// ErrBadImage is wrapped by the error of an image file that does not
-	// decode.
-	ErrBadImage = errors.New("image file does not decode")
+	// ErrBadImage is wrapped by the error of an image (uploaded or a file)
+	// that does not decode.
+	ErrBadImage = errors.New("image does not decode")
 )
 
 // Images keeps the image files of a server in one directory:
@@ -107,7 +107,8 @@ type Upload struct {
 
 // PrepareUpload checks and decodes the image raw of doc id and computes its
 // features and thumbnail. It writes nothing. Its errors wrap ErrTooLarge
-// (above MaxImageBytes or MaxImagePixels) or ErrInvalid.
+// (above MaxImageBytes or MaxImagePixels), ErrBadImage or, for the id,
+// ErrInvalid.
 func PrepareUpload(id string, raw []byte) (*Upload, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func PrepareUpload(id string, raw []byte) (*Upload, error) {
 		return nil, fmt.Errorf("%w: %v", ErrTooLarge, strings.TrimPrefix(err.Error(), "features: "))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, strings.TrimPrefix(err.Error(), "features: "))
+		return nil, fmt.Errorf("%w: %v", ErrBadImage, strings.TrimPrefix(err.Error(), "features: "))
 	}
 	thumb, err := makeThumbnail(img, format)
 	if err != nil {
@@ -449,7 +450,10 @@ func writeAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = f.Chmod(0o644) // CreateTemp's 0600, as other files of the index are readable
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -19,8 +19,8 @@ func TestPrepareUploadLimits(t *testing.T) {
 		want     error
 	}{
 		{"over MaxImageBytes", "a", append(small.Bytes(), make([]byte, MaxImageBytes)...), ErrTooLarge},
-		{"not an image", "a", []byte("not an image at all"), ErrInvalid},
-		{"empty", "a", nil, ErrInvalid},
+		{"not an image", "a", []byte("not an image at all"), ErrBadImage},
+		{"empty", "a", nil, ErrBadImage},
 		{"bad id", "..", small.Bytes(), ErrInvalid},
 	}
 	for _, c := range cases {

@@ -3,7 +3,8 @@
 // vector, retrieves the first-stage candidates of a text query by tag search
 // (Search), serves the stored fields and vectors of candidates to the
 // re-ranker (GetMany, Features), keeps tag document frequencies for tf-idf
-// (DocFreq), and loads corpora (IngestJSONL, IngestDir).
+// (DocFreq), loads corpora (IngestJSONL, IngestDir), and keeps a server's
+// uploaded images and thumbnails beside the index (Images).
 //
 // Tags, title and id are indexed; the fields needed to render a result and
 // the vector are stored, unindexed, in the same bleve document (layout in

@@ -30,9 +30,9 @@ const (
 	MaxImagePixels = 16 << 20
 	// ThumbnailEdge is the longest side of a thumbnail, in pixels.
 	ThumbnailEdge = 256
-	// thumbBuilds bounds the thumbnails built at once from images not yet
-	// thumbnailed, each holding a decoded image in memory.
-	thumbBuilds = 2
+	// decodeSlots bounds the images decoded at once (uploads, thumbnails
+	// built on first use), each holding its pixels in memory.
+	decodeSlots = 2
 )
 
 var (
@@ -68,7 +68,7 @@ type Images struct {
 	// decided from the docs it replaces.
 	mu     sync.Mutex
 	builds singleflight.Group
-	slots  chan struct{}
+	slots  chan struct{} // decodeSlots
 }
 
 // NewImages returns the store of dir (created when first written).
@@ -78,7 +78,7 @@ func NewImages(dir string) *Images {
 			dir = abs
 		}
 	}
-	return &Images{dir: dir, slots: make(chan struct{}, thumbBuilds)}
+	return &Images{dir: dir, slots: make(chan struct{}, decodeSlots)}
 }
 
 const (
@@ -105,17 +105,20 @@ type Upload struct {
 	name     string
 }
 
-// PrepareUpload checks and decodes the image raw of doc id and computes its
+// Prepare checks and decodes the image raw of doc id and computes its
 // features and thumbnail. It writes nothing. Its errors wrap ErrTooLarge
 // (above MaxImageBytes or MaxImagePixels), ErrBadImage or, for the id,
-// ErrInvalid.
-func PrepareUpload(id string, raw []byte) (*Upload, error) {
+// ErrInvalid. It takes a thumbnail build's slot: uploads and builds
+// together hold a bounded number of decoded images.
+func (s *Images) Prepare(id string, raw []byte) (*Upload, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
 	if len(raw) > MaxImageBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(raw), MaxImageBytes)
 	}
+	s.slots <- struct{}{}
+	defer func() { <-s.slots }()
 	img, format, err := features.DecodeLimit(bytes.NewReader(raw), MaxImagePixels)
 	if errors.Is(err, features.ErrTooManyPixels) {
 		return nil, fmt.Errorf("%w: %v", ErrTooLarge, strings.TrimPrefix(err.Error(), "features: "))

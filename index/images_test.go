@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestPrepareUploadLimits(t *testing.T) {
+func TestPrepareLimits(t *testing.T) {
 	var small bytes.Buffer
 	if err := png.Encode(&small, image.NewGray(image.Rect(0, 0, 8, 8))); err != nil {
 		t.Fatal(err)
@@ -24,11 +24,11 @@ func TestPrepareUploadLimits(t *testing.T) {
 		{"bad id", "..", small.Bytes(), ErrInvalid},
 	}
 	for _, c := range cases {
-		if _, err := PrepareUpload(c.id, c.raw); !errors.Is(err, c.want) {
+		if _, err := NewImages("").Prepare(c.id, c.raw); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	up, err := PrepareUpload("a", small.Bytes())
+	up, err := NewImages("").Prepare("a", small.Bytes())
 	if err != nil || up.Info != (ImageInfo{Format: "png", Width: 8, Height: 8, Bytes: int64(small.Len())}) || len(up.Features) != 297 {
 		t.Errorf("a small PNG: %+v %v", up, err)
 	}

@@ -155,7 +155,7 @@ func (s *Server) addImages(c *gin.Context) {
 		if it.ImageBase64 == "" {
 			continue
 		}
-		up, err := prepareUpload(it)
+		up, err := s.prepareUpload(it)
 		if err != nil {
 			status, code := http.StatusBadRequest, "bad_request"
 			if errors.Is(err, index.ErrTooLarge) {
@@ -179,7 +179,7 @@ func (s *Server) addImages(c *gin.Context) {
 
 // prepareUpload decodes the base64 of it, refusing more than
 // index.MaxImageBytes before decoding.
-func prepareUpload(it newImage) (*index.Upload, error) {
+func (s *Server) prepareUpload(it newImage) (*index.Upload, error) {
 	if n := base64.StdEncoding.DecodedLen(len(it.ImageBase64)); n > index.MaxImageBytes+2 {
 		return nil, fmt.Errorf("%w: about %d bytes, the limit is %d", index.ErrTooLarge, n, index.MaxImageBytes)
 	}
@@ -187,7 +187,7 @@ func prepareUpload(it newImage) (*index.Upload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image_base64 is not base64: %v", err)
 	}
-	return index.PrepareUpload(it.ID, raw)
+	return s.files.Prepare(it.ID, raw)
 }
 
 func readBody(c *gin.Context) ([]byte, error) {

@@ -308,3 +308,39 @@ func TestThumbnailOfIngestedImage(t *testing.T) {
 		t.Errorf("%d thumbnails kept, want the current one", n)
 	}
 }
+
+// Concurrent first requests for a thumbnail share one build and leave one
+// file.
+func TestConcurrentThumbnailBuilds(t *testing.T) {
+	s, ix := newTestServer(t)
+	path := filepath.Join(t.TempDir(), "corpus.jpg")
+	if err := os.WriteFile(path, encodeImage(t, "jpeg", 1200, 900, color.RGBA{90, 30, 30, 255}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Add([]index.Doc{{ID: "photo", Tags: []string{"cat"}, Image: path}}); err != nil {
+		t.Fatal(err)
+	}
+	bodies := make([][]byte, 8)
+	done := make(chan int)
+	for i := range bodies {
+		go func() {
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/images/photo/thumbnail", nil))
+			if rec.Code == 200 {
+				bodies[i] = rec.Body.Bytes()
+			}
+			done <- i
+		}()
+	}
+	for range bodies {
+		<-done
+	}
+	for i, b := range bodies {
+		if len(b) == 0 || !bytes.Equal(b, bodies[0]) {
+			t.Fatalf("request %d: %d bytes, not the first's %d", i, len(b), len(bodies[0]))
+		}
+	}
+	if files := dirFiles(t, s.cfg.ImageDir); len(files) != 1 {
+		t.Errorf("files %v, want one thumbnail", slices.Sorted(maps.Keys(files)))
+	}
+}

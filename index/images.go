@@ -99,7 +99,6 @@ type ImageInfo struct {
 // thumbnail, ready to be written by Add.
 type Upload struct {
 	Features []float32
-	Info     ImageInfo
 	raw      []byte
 	thumb    []byte
 	name     string
@@ -141,8 +140,6 @@ func (s *Images) Prepare(id string, raw []byte) (*Upload, error) {
 		ext = "jpg"
 	}
 	up.name = id + "." + hex.EncodeToString(sum[:hashLen/2]) + "." + ext
-	b := img.Bounds()
-	up.Info = ImageInfo{Format: format, Width: b.Dx(), Height: b.Dy(), Bytes: int64(len(raw))}
 	return up, nil
 }
 

@@ -12,6 +12,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.17.3
 	go.etcd.io/bbolt v1.4.0
+	golang.org/x/image v0.40.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/time v0.14.0
 	gonum.org/v1/gonum v0.17.0

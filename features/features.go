@@ -76,39 +76,50 @@ func FromFile(path string) ([]float64, error) {
 	return Visual(img), nil
 }
 
+// ErrTooManyPixels is wrapped by the error of an image above the pixel
+// limit, so that callers can answer "too large" rather than "corrupt".
+var ErrTooManyPixels = errors.New("features: too many pixels")
+
 // Decode decodes a PNG, JPEG or GIF image (the first frame of a GIF). It
 // reads the header first and refuses empty images and images of more than
 // MaxPixels pixels before allocating the pixel buffer.
 func Decode(r io.Reader) (image.Image, error) {
+	img, _, err := DecodeLimit(r, MaxPixels)
+	return img, err
+}
+
+// DecodeLimit is Decode with another pixel limit; it also returns the
+// format ("png", "jpeg" or "gif").
+func DecodeLimit(r io.Reader, maxPixels int64) (image.Image, string, error) {
 	src := &errReader{r: r}
 	// DecodeConfig may read ahead; keep what it consumed to replay it.
 	var head bytes.Buffer
 	cfg, format, err := image.DecodeConfig(io.TeeReader(src, &head))
 	switch {
 	case src.err != nil:
-		return nil, fmt.Errorf("features: read image: %w", src.err)
+		return nil, format, fmt.Errorf("features: read image: %w", src.err)
 	case err != nil && head.Len() == 0:
-		return nil, errors.New("features: empty input, no image data")
+		return nil, format, errors.New("features: empty input, no image data")
 	case errors.Is(err, image.ErrFormat):
-		return nil, errors.New("features: unknown image format (want PNG, JPEG or GIF)")
+		return nil, format, errors.New("features: unknown image format (want PNG, JPEG or GIF)")
 	case err != nil:
-		return nil, src.decodeErr(format, err)
+		return nil, format, src.decodeErr(format, err)
 	case cfg.Width <= 0 || cfg.Height <= 0:
-		return nil, fmt.Errorf("features: %s image has zero size (%dx%d)", format, cfg.Width, cfg.Height)
-	case int64(cfg.Width)*int64(cfg.Height) > MaxPixels:
-		return nil, fmt.Errorf("features: %s image is %dx%d, above the limit of %d pixels",
-			format, cfg.Width, cfg.Height, MaxPixels)
+		return nil, format, fmt.Errorf("features: %s image has zero size (%dx%d)", format, cfg.Width, cfg.Height)
+	case int64(cfg.Width)*int64(cfg.Height) > maxPixels:
+		return nil, format, fmt.Errorf("%w: %s image is %dx%d, above the limit of %d pixels",
+			ErrTooManyPixels, format, cfg.Width, cfg.Height, maxPixels)
 	}
 	img, _, err := image.Decode(io.MultiReader(&head, src))
 	switch {
 	case src.err != nil:
-		return nil, fmt.Errorf("features: read image: %w", src.err)
+		return nil, format, fmt.Errorf("features: read image: %w", src.err)
 	case err != nil:
-		return nil, src.decodeErr(format, err)
+		return nil, format, src.decodeErr(format, err)
 	case img.Bounds().Empty():
-		return nil, fmt.Errorf("features: %s image has zero size", format)
+		return nil, format, fmt.Errorf("features: %s image has zero size", format)
 	}
-	return img, nil
+	return img, format, nil
 }
 
 // decodeErr says why a decoder failed. Decoders do not all report a short

@@ -3,7 +3,8 @@
 // vector, retrieves the first-stage candidates of a text query by tag search
 // (Search), serves the stored fields and vectors of candidates to the
 // re-ranker (GetMany, Features), keeps tag document frequencies for tf-idf
-// (DocFreq), and loads corpora (IngestJSONL, IngestDir).
+// (DocFreq), loads corpora (IngestJSONL, IngestDir), and keeps a server's
+// uploaded images and thumbnails beside the index (Images).
 //
 // Tags, title and id are indexed; the fields needed to render a result and
 // the vector are stored, unindexed, in the same bleve document (layout in
@@ -378,11 +379,9 @@ func (ix *Index) Add(docs []Doc) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
-	v := validator{an: ix.an, dim: ix.Dim()}
-	for i := range docs {
-		if err := v.check(&docs[i]); err != nil {
-			return fmt.Errorf("%w %q (docs[%d]): %v", ErrInvalid, docs[i].ID, i, err)
-		}
+	dim, err := ix.validate(docs)
+	if err != nil {
+		return err
 	}
 	last := make(map[string]int, len(docs))
 	for i := range docs {
@@ -393,7 +392,7 @@ func (ix *Index) Add(docs []Doc) error {
 	m := ix.bi.Mapping()
 	delta := map[string]int{}
 	var ver corpusHash
-	err := ix.forOld(docs, last, delta, &ver, func(i int) error {
+	err = ix.forOld(docs, last, delta, &ver, func(i int) error {
 		d := &docs[i]
 		keys := ix.addTags(delta, d.Tags, 1)
 		bd := document.NewDocument(d.ID)
@@ -413,10 +412,30 @@ func (ix *Index) Add(docs []Doc) error {
 	if err != nil {
 		return err
 	}
-	if v.dim != ix.Dim() {
-		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(v.dim)))
+	if dim != ix.Dim() {
+		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(dim)))
 	}
-	return ix.commit(b, delta, v.dim, ver)
+	return ix.commit(b, delta, dim, ver)
+}
+
+// Validate returns the error Add would give docs for an invalid doc, or nil;
+// it writes nothing. A caller that must do work before Add (writing the
+// image files of an upload) checks first, so an invalid batch costs nothing.
+func (ix *Index) Validate(docs []Doc) error {
+	_, err := ix.validate(docs)
+	return err
+}
+
+// validate checks every doc and returns the feature dimension the batch
+// leaves the index with.
+func (ix *Index) validate(docs []Doc) (int, error) {
+	v := validator{an: ix.an, dim: ix.Dim()}
+	for i := range docs {
+		if err := v.check(&docs[i]); err != nil {
+			return 0, fmt.Errorf("%w %q (docs[%d]): %v", ErrInvalid, docs[i].ID, i, err)
+		}
+	}
+	return v.dim, nil
 }
 
 // Delete removes the docs ids; unknown ids are ignored.

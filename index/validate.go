@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 )
 
 // MaxIDLen is the longest accepted document id, in bytes.
-const MaxIDLen = 256
+const MaxIDLen = 128
 
 // validator checks documents before anything is written. It carries the
 // feature dimension: the index's, or, while the index has none, the length of
@@ -54,8 +52,11 @@ func (v *validator) check(d *Doc) error {
 }
 
 // CheckID returns an error wrapping ErrInvalid if id cannot be a document
-// id: empty, over MaxIDLen bytes, not UTF-8, or containing '/' or a control
-// character (ids appear in URLs, file names and logs).
+// id. An id is 1 to MaxIDLen bytes of ASCII letters, digits, '.', '_' and
+// '-', not starting with '.': ids are URL path segments and file names (of
+// uploaded images and thumbnails), so "." and ".." and hidden or over-long
+// names are out, and the files the image store keeps for itself start with
+// '.'.
 func CheckID(id string) error {
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("%w %q: %v", ErrInvalid, id, err)
@@ -69,12 +70,17 @@ func checkID(id string) error {
 		return errors.New("empty id")
 	case len(id) > MaxIDLen:
 		return fmt.Errorf("id is %d bytes long, the limit is %d", len(id), MaxIDLen)
-	case !utf8.ValidString(id):
-		return errors.New("id is not valid UTF-8")
-	case strings.ContainsRune(id, '/'):
-		return errors.New("id contains '/'")
-	case strings.IndexFunc(id, unicode.IsControl) >= 0:
-		return errors.New("id contains a control character")
+	case id[0] == '.':
+		return errors.New("id starts with '.'")
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !idByte(c) {
+			return fmt.Errorf("id has %q at byte %d: an id is ASCII letters, digits, '.', '_' and '-'", rune(c), i)
+		}
 	}
 	return nil
+}
+
+func idByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }

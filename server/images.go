@@ -2,27 +2,61 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
+	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
+	"net/url"
+	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/kernelrank/kernelrank/features"
 	"github.com/kernelrank/kernelrank/index"
 )
+
+// imageView is the answer of GET /v1/images/{id}: the stored fields, the
+// thumbnail's URL and the image's header (both absent without an image), and
+// the feature vector ([] without one). Server paths are never shown.
+type imageView struct {
+	ID         string           `json:"id"`
+	Tags       []string         `json:"tags"`
+	Title      string           `json:"title"`
+	Labels     []string         `json:"labels,omitempty"`
+	Thumbnail  string           `json:"thumbnail,omitempty"`
+	Image      *index.ImageInfo `json:"image"`
+	FeatureDim int              `json:"feature_dim"`
+	Features   []float32        `json:"features"`
+}
 
 func (s *Server) getImage(c *gin.Context) {
 	d, ok := s.lookup(c)
 	if !ok {
 		return
 	}
-	c.JSON(http.StatusOK, d)
+	f, err := s.ix.Features([]string{d.ID})
+	if err != nil {
+		s.internal(c, "image features", err)
+		return
+	}
+	v := imageView{ID: d.ID, Tags: d.Tags, Title: d.Title, Labels: d.Labels, FeatureDim: len(f[0]), Features: f[0]}
+	if v.Tags == nil {
+		v.Tags = []string{}
+	}
+	if v.Features == nil {
+		v.Features = []float32{}
+	}
+	if d.Image != "" {
+		v.Thumbnail = "/v1/images/" + url.PathEscape(d.ID) + "/thumbnail"
+		if info, err := s.files.Info(d); err == nil {
+			v.Image = &info
+		} else {
+			s.log.Warn("image header", "id", d.ID, "err", err)
+		}
+	}
+	c.JSON(http.StatusOK, v)
 }
 
 func (s *Server) lookup(c *gin.Context) (index.Doc, bool) {
@@ -30,8 +64,7 @@ func (s *Server) lookup(c *gin.Context) (index.Doc, bool) {
 	d, found, err := s.ix.Get(id)
 	switch {
 	case err != nil:
-		s.log.Error("get image", "id", id, "err", err)
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
+		s.internal(c, "get image", err)
 		return d, false
 	case !found:
 		fail(c, http.StatusNotFound, "unknown_image", fmt.Sprintf("no image with id %q", id))
@@ -40,73 +73,44 @@ func (s *Server) lookup(c *gin.Context) (index.Doc, bool) {
 	return d, true
 }
 
-// thumbnailSize is the longest side of a thumbnail, in pixels.
-const thumbnailSize = 128
+// internal logs err and answers a 500 that names the request, not the
+// error: an I/O error would show server paths.
+func (s *Server) internal(c *gin.Context, what string, err error) {
+	id := c.GetString("request_id")
+	s.log.Error(what, "request_id", id, "err", err)
+	fail(c, http.StatusInternalServerError, "internal", "internal error (request "+id+")")
+}
 
-// thumbnail serves the image scaled down to at most 128 pixels a side, as PNG,
-// at a stable URL (/v1/images/{id}/thumbnail) that browsers may cache.
+// thumbnailCache lets browsers reuse a thumbnail for 5 minutes, then
+// revalidate it by its ETag: an id's image may be replaced.
+const thumbnailCache = "public, max-age=300"
+
+// thumbnail serves the image's thumbnail (at most index.ThumbnailEdge pixels
+// a side, PNG or, for a JPEG, JPEG), made once, with an ETag of its content:
+// If-None-Match with it answers 304.
 func (s *Server) thumbnail(c *gin.Context) {
 	d, ok := s.lookup(c)
 	if !ok {
 		return
 	}
-	if d.Image == "" {
-		fail(c, http.StatusNotFound, "no_image", fmt.Sprintf("image %q has no image file", d.ID))
+	b, err := s.files.Thumbnail(d)
+	switch {
+	case errors.Is(err, index.ErrNoImage):
+		fail(c, http.StatusNotFound, "no_image", fmt.Sprintf("image %q has no readable image file", d.ID))
+		return
+	case errors.Is(err, index.ErrBadImage):
+		s.log.Warn("thumbnail", "id", d.ID, "err", err)
+		fail(c, http.StatusUnprocessableEntity, "bad_image", fmt.Sprintf("the image file of %q does not decode", d.ID))
+		return
+	case err != nil:
+		s.internal(c, "thumbnail", err)
 		return
 	}
-	f, err := os.Open(d.Image)
-	if err != nil {
-		fail(c, http.StatusNotFound, "no_image", fmt.Sprintf("the image file of %q is not readable", d.ID))
-		return
-	}
-	defer f.Close()
-	img, err := features.Decode(f)
-	if err != nil {
-		fail(c, http.StatusUnprocessableEntity, "bad_image", fmt.Sprintf("the image file of %q does not decode: %v", d.ID, err))
-		return
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, shrink(img, thumbnailSize)); err != nil {
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
-		return
-	}
-	c.Header("Cache-Control", "public, max-age=3600")
-	c.Data(http.StatusOK, "image/png", buf.Bytes())
-}
-
-// shrink scales img down (box filter) so its longest side is at most size.
-func shrink(img image.Image, size int) image.Image {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w <= size && h <= size {
-		return img
-	}
-	scale := float64(max(w, h)) / float64(size)
-	tw, th := max(1, int(float64(w)/scale)), max(1, int(float64(h)/scale))
-	out := image.NewNRGBA(image.Rect(0, 0, tw, th))
-	for y := 0; y < th; y++ {
-		y0, y1 := b.Min.Y+y*h/th, b.Min.Y+max((y+1)*h/th, y*h/th+1)
-		for x := 0; x < tw; x++ {
-			x0, x1 := b.Min.X+x*w/tw, b.Min.X+max((x+1)*w/tw, x*w/tw+1)
-			var r, g, bl, a, n uint64
-			for yy := y0; yy < y1; yy++ {
-				for xx := x0; xx < x1; xx++ {
-					cr, cg, cb, ca := img.At(xx, yy).RGBA()
-					r, g, bl, a, n = r+uint64(cr), g+uint64(cg), bl+uint64(cb), a+uint64(ca), n+1
-				}
-			}
-			i := out.PixOffset(x, y)
-			if a == 0 {
-				continue
-			}
-			// Un-premultiply the average.
-			out.Pix[i+0] = uint8(r * 255 / a)
-			out.Pix[i+1] = uint8(g * 255 / a)
-			out.Pix[i+2] = uint8(bl * 255 / a)
-			out.Pix[i+3] = uint8(a / n >> 8)
-		}
-	}
-	return out
+	sum := sha256.Sum256(b)
+	c.Header("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
+	c.Header("Cache-Control", thumbnailCache)
+	c.Header("Content-Type", http.DetectContentType(b))
+	http.ServeContent(c.Writer, c.Request, "", time.Time{}, bytes.NewReader(b))
 }
 
 // newImage is the body of POST /v1/images: the index's Doc, plus the image
@@ -116,9 +120,9 @@ type newImage struct {
 	ImageBase64 string `json:"image_base64,omitempty"`
 }
 
-// addImages adds or replaces images: one object or an array. Images sent in
-// base64 are decoded (a corrupt one rejects the whole request), stored under
-// the image directory, and their visual features computed.
+// addImages adds or replaces images: one object or an array. Everything is
+// checked, and every image decoded, before anything is written; the index
+// store (index.Images) then writes the files and the docs together.
 func (s *Server) addImages(c *gin.Context) {
 	body, err := readBody(c)
 	if err != nil {
@@ -141,28 +145,49 @@ func (s *Server) addImages(c *gin.Context) {
 		return
 	}
 	docs := make([]index.Doc, len(items))
+	ups := make([]*index.Upload, len(items))
 	for i, it := range items {
-		d := it.Doc
-		if it.ImageBase64 != "" {
-			if d.Image, d.Features, err = s.storeImage(d.ID, it.ImageBase64); err != nil {
-				badRequest(c, fmt.Sprintf("image %d (%q): %v", i, d.ID, err))
-				return
-			}
-		} else if d.Image != "" {
-			badRequest(c, fmt.Sprintf("image %d (%q): send the image itself in image_base64; server paths are set by `kernelrank ingest`", i, d.ID))
+		docs[i] = it.Doc
+		if it.Image != "" {
+			badRequest(c, fmt.Sprintf("image %d (%q): send the image itself in image_base64; server paths are set by `kernelrank ingest`", i, it.ID))
 			return
 		}
-		docs[i] = d
+		if it.ImageBase64 == "" {
+			continue
+		}
+		up, err := s.prepareUpload(it)
+		if err != nil {
+			status, code := http.StatusBadRequest, "bad_request"
+			if errors.Is(err, index.ErrTooLarge) {
+				status, code = http.StatusRequestEntityTooLarge, "too_large"
+			}
+			fail(c, status, code, fmt.Sprintf("image %d (%q): %v", i, it.ID, err))
+			return
+		}
+		ups[i], docs[i].Features = up, up.Features
 	}
-	if err := s.ix.Add(docs); err != nil {
+	if err := s.files.Add(s.ix, docs, ups); err != nil {
 		if errors.Is(err, index.ErrInvalid) {
 			badRequest(c, err.Error())
 			return
 		}
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
+		s.internal(c, "add images", err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"added": len(docs), "images": s.ix.Count()})
+}
+
+// prepareUpload decodes the base64 of it, refusing more than
+// index.MaxImageBytes before decoding.
+func (s *Server) prepareUpload(it newImage) (*index.Upload, error) {
+	if n := base64.StdEncoding.DecodedLen(len(it.ImageBase64)); n > index.MaxImageBytes+2 {
+		return nil, fmt.Errorf("%w: about %d bytes, the limit is %d", index.ErrTooLarge, n, index.MaxImageBytes)
+	}
+	raw, err := base64.StdEncoding.DecodeString(it.ImageBase64)
+	if err != nil {
+		return nil, fmt.Errorf("image_base64 is not base64: %v", err)
+	}
+	return s.files.Prepare(it.ID, raw)
 }
 
 func readBody(c *gin.Context) ([]byte, error) {
@@ -179,47 +204,29 @@ func readBody(c *gin.Context) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// storeImage decodes a base64 image, computes its features and writes it,
-// re-encoded as PNG, to the image directory.
-func (s *Server) storeImage(id, b64 string) (string, []float32, error) {
-	if err := index.CheckID(id); err != nil {
-		return "", nil, err
+// deleteImage removes the image from the index, then its files.
+func (s *Server) deleteImage(c *gin.Context) {
+	id := c.Param("id")
+	found, err := s.files.Delete(s.ix, id)
+	switch {
+	case err != nil:
+		s.internal(c, "delete image", err)
+	case !found:
+		fail(c, http.StatusNotFound, "unknown_image", fmt.Sprintf("no image with id %q", id))
+	default:
+		c.JSON(http.StatusOK, gin.H{"deleted": id, "images": s.ix.Count()})
 	}
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return "", nil, fmt.Errorf("image_base64 is not base64: %v", err)
-	}
-	img, err := features.Decode(bytes.NewReader(raw))
-	if err != nil {
-		return "", nil, err
-	}
-	v := features.Visual(img)
-	f := make([]float32, len(v))
-	for i, x := range v {
-		f[i] = float32(x)
-	}
-	if err := os.MkdirAll(s.cfg.ImageDir, 0o755); err != nil {
-		return "", nil, err
-	}
-	path := filepath.Join(s.cfg.ImageDir, id+".png")
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		return "", nil, err
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return "", nil, err
-	}
-	return path, f, nil
 }
 
-func (s *Server) deleteImage(c *gin.Context) {
-	d, ok := s.lookup(c)
-	if !ok {
-		return
+// openImages opens the image store of dir and removes what a crash or an
+// older version left there, before the server takes requests.
+func openImages(dir string, ix *index.Index, log *slog.Logger) *index.Images {
+	files := index.NewImages(dir)
+	n, err := files.Sweep(ix)
+	if err != nil {
+		log.Error("sweeping the image directory", "dir", dir, "err", err)
+	} else if n > 0 {
+		log.Info("removed stale image files", "dir", dir, "files", n)
 	}
-	if err := s.ix.Delete([]string{d.ID}); err != nil {
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"deleted": d.ID, "images": s.ix.Count()})
+	return files
 }

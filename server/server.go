@@ -74,6 +74,7 @@ func (c *Config) fill() {
 // Server serves one index.
 type Server struct {
 	ix      *index.Index
+	files   *index.Images // the image files: uploads and thumbnails
 	images  *search.Engine
 	cfg     Config
 	log     *slog.Logger
@@ -93,7 +94,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	if images == nil {
 		images = search.New(ix, nil, search.Options{})
 	}
-	s := &Server{ix: ix, images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
+	s := &Server{ix: ix, files: openImages(cfg.ImageDir, ix, log), images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
 	e := s.engine
 	e.HandleMethodNotAllowed = true
 	// gin's own redirect answers in HTML: NoRoute redirects in JSON.

@@ -301,8 +301,8 @@ func TestAdminImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := thumb.Bounds(); b.Dx() != 128 || b.Dy() != 85 {
-		t.Errorf("thumbnail is %dx%d, want 128x85", b.Dx(), b.Dy())
+	if b := thumb.Bounds(); b.Dx() != 256 || b.Dy() != 170 {
+		t.Errorf("thumbnail is %dx%d, want 256x170", b.Dx(), b.Dy())
 	}
 	if r, _, _, _ := thumb.At(5, 5).RGBA(); r>>8 != 200 {
 		t.Errorf("thumbnail colour red = %d, want 200", r>>8)

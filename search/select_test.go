@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -37,14 +38,14 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 		t.Fatalf("no queries: %v, default %s", err, e.DefaultStrategy())
 	}
 	var queries []LabelledQuery
-	for _, q := range []string{"sky", "water"} {
+	for _, q := range []string{"sky", "water", "tree", "people"} {
 		queries = append(queries, LabelledQuery{Query: q, Relevant: topIDs(t, e, q, "linear", SelectCutoff)})
 	}
 	sel, err := e.SelectDefault(t.Context(), queries)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Strategy != "linear" || e.DefaultStrategy() != "linear" || sel.Queries != 2 {
+	if sel.Strategy != "linear" || e.DefaultStrategy() != "linear" || sel.Queries != 4 {
 		t.Fatalf("selection %+v, default %s", sel, e.DefaultStrategy())
 	}
 	var names []string
@@ -78,6 +79,34 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	req.Rerank.Strategy = "poly"
 	if r, err := e.Search(t.Context(), req); err != nil || r.Rerank.Strategy != "poly" {
 		t.Errorf("explicit poly after selection: %+v, %v", r.Rerank, err)
+	}
+}
+
+// The rule by hand: a gain counts when it is above SelectMargin standard
+// errors of the per-query differences.
+func TestPick(t *testing.T) {
+	base := []float64{0.5, 0.5, 0.5, 0.5}
+	noisy := []float64{0.6, 0.4, 0.6, 0.5}  // gains .1 -.1 .1 0: mean .025, se .0479
+	steady := []float64{0.7, 0.7, 0.6, 0.7} // gains .2 .2 .1 .2: mean .175, se .025
+	wild := []float64{1, 0, 1, 0.9}         // gains .5 -.5 .5 .4: mean .225, se .239
+	for _, c := range []struct {
+		names []string
+		per   [][]float64
+		want  string
+	}{
+		{[]string{"d", "noisy"}, [][]float64{base, noisy}, "d"},
+		{[]string{"d", "noisy", "steady", "wild"}, [][]float64{base, noisy, steady, wild}, "steady"},
+		{[]string{"d", "wild"}, [][]float64{base, wild}, "d"},
+		{[]string{"d"}, [][]float64{base}, "d"},
+	} {
+		got, scored := pick(c.names, c.per)
+		if got != c.want {
+			t.Errorf("%v: chose %s, want %s (%+v)", c.names, got, c.want, scored)
+		}
+	}
+	_, scored := pick([]string{"d", "steady"}, [][]float64{base, steady})
+	if s := scored[1]; math.Abs(s.Gain-0.175) > 1e-12 || math.Abs(s.GainSE-0.025) > 1e-12 || math.Abs(s.Precision-0.675) > 1e-12 || scored[0].Gain != 0 {
+		t.Errorf("scores %+v, want gain .175 with standard error .025, precision .675", scored)
 	}
 }
 

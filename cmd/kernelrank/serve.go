@@ -107,14 +107,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 // returns the server with the function that closes it all.
 func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
 	var closers []func()
-	closeAll = func() {
+	closeEach := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			closeAll()
+			closeEach() // not closeAll: an error return has set it to nil
 		}
 	}()
 	sh := f.shared
@@ -189,7 +189,7 @@ func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logge
 		Search:         engine,
 		Registry:       reg,
 		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
-	}, log), closeAll, nil
+	}, log), closeEach, nil
 }
 
 func backendName(b *backends) string {

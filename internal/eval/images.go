@@ -656,9 +656,14 @@ func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 		}
 		fmt.Fprintf(w, "  %8.1f  %s\n", 100*rep.Val[i+2].Value, rep.Chosen[r.Method+" "+r.Variant])
 	}
-	fmt.Fprintf(w, "\nserved: %s, the best of these on the validation queries (P@%d):", rep.Served.Strategy, search.SelectCutoff)
-	for _, s := range rep.Served.Precision {
-		fmt.Fprintf(w, " %s %.1f", s.Strategy, 100*s.Precision)
+	fmt.Fprintf(w, "\nserved: %s (the first of these unless another gains more than %d standard errors over it), validation P@%d:",
+		rep.Served.Strategy, search.SelectMargin, search.SelectCutoff)
+	for i, s := range rep.Served.Precision {
+		if i == 0 {
+			fmt.Fprintf(w, " %s %.1f", s.Strategy, 100*s.Precision)
+		} else {
+			fmt.Fprintf(w, ", %s %.1f (%+.1f ± %.1f)", s.Strategy, 100*s.Precision, 100*s.Gain, 100*s.GainSE)
+		}
 	}
 	for _, name := range search.SelectCandidates {
 		if why, ok := rep.Served.Skipped[name]; ok {

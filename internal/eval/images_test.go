@@ -57,29 +57,23 @@ func TestImagesCorelQuick(t *testing.T) {
 	if lin := p10(rep.Test, "linear"); lin < raw+0.25 {
 		t.Errorf("linear P@10 %.3f, want at least raw %.3f + 0.25 (measured +0.38)", lin, raw)
 	}
-	// The served re-ranker is the candidate best on validation, and the
-	// served row's validation P@10 (the eval's own ranking of each query's
-	// whole window) is the precision the selection measured for it.
+	// The served re-ranker is the default unless a candidate beats it on
+	// validation beyond the margin, and the served row's validation P@10
+	// (the eval's own ranking of each query's whole window) is the
+	// precision the selection measured for it.
 	sel := rep.Served
-	bestVal := 0.0
-	for _, s := range sel.Precision {
-		bestVal = max(bestVal, s.Precision)
-		if s.Strategy == sel.Strategy && math.Abs(s.Precision-p10(rep.Val, "served")) > 1e-9 {
-			t.Errorf("served validation P@10 %.4f, the selection measured %.4f", p10(rep.Val, "served"), s.Precision)
-		}
-	}
 	if len(sel.Precision) == 0 || sel.Queries != rep.Validation {
 		t.Fatalf("selection %+v", sel)
 	}
 	for _, s := range sel.Precision {
-		if s.Strategy == sel.Strategy && s.Precision != bestVal {
-			t.Errorf("served %s (validation %.4f) is not the best on validation (%.4f)", sel.Strategy, s.Precision, bestVal)
+		if s.Strategy == sel.Strategy && math.Abs(s.Precision-p10(rep.Val, "served")) > 1e-9 {
+			t.Errorf("served validation P@10 %.4f, the selection measured %.4f", p10(rep.Val, "served"), s.Precision)
 		}
 	}
-	// npk-fused wins validation here (measured 96.2 test P@10 against
-	// poly's 94.0), and the quick grid's npk-fused is its defaults: the
-	// served row matches it, up to the float32 the engine keeps learned
-	// kernels in.
+	// No candidate beats npk-fused on validation here (measured 96.0
+	// against intersection's 93.3), and the quick grid's npk-fused is its
+	// defaults: the served row matches it, up to the float32 the engine
+	// keeps learned kernels in.
 	served, fused := p10(rep.Test, "served"), p10(rep.Test, "npk-fused")
 	if sel.Strategy != "npk-fused" || math.Abs(served-fused) > 0.005 {
 		t.Errorf("served %s P@10 %.3f, npk-fused with its defaults %.3f: want npk-fused, equal", sel.Strategy, served, fused)

@@ -87,7 +87,8 @@ func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
 		req.Rerank.Strategy = l
 	}
 	if p := qs.Get("params"); p != "" {
-		if !json.Valid([]byte(p)) {
+		var obj map[string]json.RawMessage // null and non-objects too: only an object names parameters
+		if json.Unmarshal([]byte(p), &obj) != nil || obj == nil {
 			badRequest(c, "params must be a JSON object, e.g. params={\"rank\":20}")
 			return req, false
 		}

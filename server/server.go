@@ -116,6 +116,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	routePages(e)
 	v1 := e.Group("/v1", s.rateLimit)
+	v1.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIDoc) })
 	v1.GET("/learners", s.listLearners)
 	v1.GET("/search", s.search)
 	v1.GET("/images/:id", s.getImage)

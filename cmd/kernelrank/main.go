@@ -7,6 +7,7 @@
 //	kernelrank eval images [--data PATH] [--seed N] [--json]
 //	kernelrank eval learners [--suite zhuang] [--table ID]... [--reps N] [--json] [--dataset PATH]...
 //	kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--json]
+//	kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8]   HTTP load: req/s, p50, p99
 //
 // Every flag can also be set by an environment variable: KERNELRANK_ and the
 // flag name in upper case with dashes as underscores (--admin-token is
@@ -41,6 +42,7 @@ Usage:
                            [--reps N] [--workers N] [--json] [--dataset PATH]...
   kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default]
                          [--max-users N] [--variant tags-faves] [--json]
+  kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8] [--requests N]
 
 Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
 by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return retrain(ctx, args[1:], stdout, stderr, newHandler)
 	case "worker":
 		return worker(ctx, args[1:], stderr, newHandler)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

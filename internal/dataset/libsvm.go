@@ -15,10 +15,15 @@ import (
 // lines are skipped; CRLF line ends are accepted. X is dense, with as many
 // columns as the largest index in the file (a feature that is zero in every
 // row beyond the largest index is therefore absent; use LoadLIBSVMDim to fix
-// the width). Malformed lines are *ParseError with the line number.
+// the width). Malformed lines are *ParseError with the line number, and so
+// is a matrix of more than 2^28 values.
 func LoadLIBSVM(path string) (X [][]float64, y []float64, err error) {
 	return LoadLIBSVMDim(path, 0)
 }
+
+// maxDenseValues bounds the dense matrix of a sparse file (2 GiB), where
+// one large index would otherwise ask for any amount of memory.
+const maxDenseValues = 1 << 28
 
 // LoadLIBSVMDim is LoadLIBSVM with dense rows of width dim when dim > 0 (an
 // index above dim is an error); dim <= 0 means the largest index in the file.
@@ -88,6 +93,9 @@ func LoadLIBSVMDim(path string, dim int) (X [][]float64, y []float64, err error)
 	}
 	if dim <= 0 {
 		dim = maxIdx
+	}
+	if dim > maxDenseValues/len(rows) {
+		return nil, nil, parseErr(name, 0, "%d rows of width %d (the largest index) is over %d dense values", len(rows), dim, maxDenseValues)
 	}
 	X = make([][]float64, len(rows))
 	for i, row := range rows {

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/kernelrank/kernelrank/internal/jobs"
+)
+
+// loadOpenAPI loads the served document and validates it as OpenAPI 3.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	s, _ := newTestServer(t)
+	rec, _ := do(t, s, "GET", "/v1/openapi.json", nil, "")
+	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), openAPIDoc) {
+		t.Fatalf("GET /v1/openapi.json: %d, %d bytes; want 200 and the embedded document", rec.Code, rec.Body.Len())
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("the OpenAPI document does not load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is not valid OpenAPI 3: %v", err)
+	}
+	return doc
+}
+
+var ginParam = regexp.MustCompile(`[:*]([^/]+)`)
+
+// TestOpenAPIMatchesRouter: every route of the router is in the document
+// with its method, and every path and method of the document is a route.
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	doc := loadOpenAPI(t)
+	s, _ := newTestServer(t)
+	var routes, documented []string
+	for _, r := range s.engine.Routes() {
+		routes = append(routes, r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}"))
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+		}
+	}
+	slices.Sort(routes)
+	slices.Sort(documented)
+	for _, r := range routes {
+		if _, found := slices.BinarySearch(documented, r); !found {
+			t.Errorf("route %s is not in server/openapi.json", r)
+		}
+	}
+	for _, d := range documented {
+		if _, found := slices.BinarySearch(routes, d); !found {
+			t.Errorf("server/openapi.json documents %s, which is no route", d)
+		}
+	}
+}
+
+// TestOpenAPIResponses checks requests and answers of every endpoint, good
+// and bad, against the document: the answer's status must be documented for
+// the operation and its JSON body must match the schema; a request answered
+// 2xx must be valid by the document's parameters.
+func TestOpenAPIResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := make([]float64, 297)
+	features[3] = 1
+	newImage, _ := json.Marshal(map[string]any{"id": "added", "tags": []string{"cat"}, "features": features})
+	plain, _ := newTestServer(t)
+	social := newSocialServer(t, 30*time.Second)
+	q := jobs.NewLocal((&stepper{}).handle, 0)
+	defer q.Close()
+	withJobs := newJobsServer(t, q)
+	npk := url.QueryEscape(`{"rank":5}`)
+	cases := []struct {
+		s            *Server
+		method, path string
+		body         []byte
+		auth         string
+		want         int
+	}{
+		{plain, "GET", "/", nil, "", 200},
+		{plain, "GET", "/healthz", nil, "", 200},
+		{plain, "GET", "/readyz", nil, "", 200},
+		{social, "GET", "/readyz", nil, "", 200},
+		{plain, "GET", "/metrics", nil, "", 200},
+		{plain, "GET", "/v1/openapi.json", nil, "", 200},
+		{plain, "GET", "/v1/learners", nil, "", 200},
+		{plain, "GET", "/v1/search?q=cat", nil, "", 200},
+		{plain, "GET", "/v1/search?q=cat&k=5&rerank=raw", nil, "", 200},
+		{plain, "GET", "/v1/search?q=cat+dog&k=5&window=30&rerank=poly&prior=text&affinity=shift&damping=0.5&seed=3&voters=0", nil, "", 200},
+		{plain, "GET", "/v1/search?q=cat&rerank=npk&params=" + npk, nil, "", 200},
+		{plain, "GET", "/v1/search?q=nothingmatches", nil, "", 200},
+		{plain, "GET", "/v1/search", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&k=0", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&colour=red", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&rerank=nope", nil, "", 400},
+		{plain, "GET", "/v1/images/img01", nil, "", 200},
+		{plain, "GET", "/v1/images/missing", nil, "", 404},
+		{plain, "GET", "/v1/images/img01/thumbnail", nil, "", 404},
+		{plain, "POST", "/v1/images", newImage, token, 200},
+		{plain, "POST", "/v1/images", newImage, "", 401},
+		{plain, "POST", "/v1/images", []byte(`{"id":`), token, 400},
+		{plain, "DELETE", "/v1/images/added", nil, token, 200},
+		{plain, "DELETE", "/v1/images/added", nil, token, 404},
+		{social, "GET", "/v1/users/a", nil, "", 200},
+		{social, "GET", "/v1/users/nobody", nil, "", 404},
+		{social, "GET", "/v1/users/a/friends?k=3", nil, "", 200},
+		{social, "GET", "/v1/users/lone/friends", nil, "", 200},
+		{social, "GET", "/v1/users/a/friends?k=0", nil, "", 400},
+		{social, "GET", "/v1/users/a/groups?k=2&learner=uniform", nil, "", 200},
+		{social, "GET", "/v1/users/a/groups?learner=nope", nil, "", 400},
+		{plain, "GET", "/v1/users/a", nil, "", 404},
+		{plain, "GET", "/v1/jobs", nil, token, 404},
+		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"social"}`), token, 202},
+		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"moon"}`), token, 400},
+		{withJobs, "GET", "/v1/jobs?limit=5", nil, token, 200},
+		{withJobs, "GET", "/v1/jobs/nope", nil, token, 404},
+		{withJobs, "DELETE", "/v1/jobs/nope", nil, token, 404},
+	}
+	ctx := context.Background()
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	for _, tc := range cases {
+		name := tc.method + " " + tc.path
+		req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
+		if tc.body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if tc.auth != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.auth)
+		}
+		rec := httptest.NewRecorder()
+		tc.s.Handler().ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: %d, want %d: %.300s", name, rec.Code, tc.want, rec.Body.String())
+		}
+		// The document's router matches the absolute URL a client sends.
+		docReq := req.Clone(ctx)
+		docReq.URL.Scheme, docReq.URL.Host = "http", "127.0.0.1"
+		docReq.Body = io.NopCloser(bytes.NewReader(tc.body))
+		route, params, err := router.FindRoute(docReq)
+		if err != nil {
+			t.Errorf("%s: not in the document: %v", name, err)
+			continue
+		}
+		in := &openapi3filter.RequestValidationInput{Request: docReq, PathParams: params, Route: route, Options: opts}
+		if rec.Code < 300 {
+			if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+				t.Errorf("%s answered %d but the document rejects the request: %v", name, rec.Code, err)
+			}
+		}
+		checkResponse(t, name, in, rec)
+	}
+}
+
+func checkResponse(t *testing.T, name string, in *openapi3filter.RequestValidationInput, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	ro := *in.Options // IncludeResponseStatus: an undocumented status fails
+	// Only JSON bodies have a schema to meet.
+	ro.ExcludeResponseBody = !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json")
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
+		Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Options: &ro}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s: answer %d does not match the document: %v\n%.400s", name, rec.Code, err, rec.Body.String())
+	}
+}

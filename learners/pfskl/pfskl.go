@@ -170,13 +170,17 @@ type Result struct {
 	Objective float64
 }
 
-// Predict returns the predicted class of every unlabelled point (the sign
-// of F for one column: 1 if > 0 else 0; else the argmax).
-func (r *Result) Predict() []int {
-	rows, cols := r.F.Dims()
+// Predict returns the predicted class of every unlabelled point (see Classify).
+func (r *Result) Predict() []int { return Classify(r.F) }
+
+// Classify turns decision values (a row per point) into classes: for one
+// column its sign (1 if > 0, else 0, as Targets codes two classes), for
+// more the column of the largest value (the lowest on ties).
+func Classify(f *mat.Dense) []int {
+	rows, cols := f.Dims()
 	out := make([]int, rows)
 	for i := range rows {
-		row := r.F.RawRowView(i)
+		row := f.RawRowView(i)
 		if cols == 1 {
 			if row[0] > 0 {
 				out[i] = 1

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-		"time"
+	"time"
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"

@@ -6,6 +6,7 @@ import (
 	_ "github.com/kernelrank/kernelrank/learners/alignf"
 	_ "github.com/kernelrank/kernelrank/learners/cmvu"
 	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
+	_ "github.com/kernelrank/kernelrank/learners/influence"
 	_ "github.com/kernelrank/kernelrank/learners/mkl"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
 	_ "github.com/kernelrank/kernelrank/learners/pfskl"

@@ -12,6 +12,7 @@ import (
 	_ "github.com/kernelrank/kernelrank/learners/pfskl"
 	_ "github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
+	_ "github.com/kernelrank/kernelrank/learners/tlk"
 	_ "github.com/kernelrank/kernelrank/learners/twolayer"
 	_ "github.com/kernelrank/kernelrank/learners/umkl"
 )

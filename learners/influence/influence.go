@@ -188,18 +188,14 @@ func (p *Problem) Convex() Solution {
 func (p *Problem) Combine(alpha []float64) *mat.SymDense {
 	n := p.Kernels[0].SymmetricDim()
 	out := mat.NewSymDense(n, nil)
+	var term mat.SymDense
 	for l, k := range p.Kernels {
 		if alpha[l] != 0 {
-			out.AddSym(out, scaled(alpha[l], k))
+			term.ScaleSym(alpha[l], k)
+			out.AddSym(out, &term)
 		}
 	}
 	return out
-}
-
-func scaled(a float64, k *mat.SymDense) *mat.SymDense {
-	var out mat.SymDense
-	out.ScaleSym(a, k)
-	return &out
 }
 
 // minEigen returns the smallest eigenpair of K(alpha).

@@ -266,7 +266,8 @@ func (m *Model) design(x *mat.Dense) *mat.Dense {
 	for i := range n {
 		h.Set(i, 0, 1)
 		for l := range p {
-			h.Set(i, l+1, math.Exp(-sqDist(x.RawRowView(i), m.SV.RawRowView(l))/(2*m.cfg.Sigma)))
+			dist := floats.Distance(x.RawRowView(i), m.SV.RawRowView(l), 2)
+			h.Set(i, l+1, math.Exp(-dist*dist/(2*m.cfg.Sigma)))
 		}
 	}
 	return h
@@ -479,15 +480,6 @@ func filterAux(x, aux *mat.Dense, k int) []int {
 		}
 	}
 	return out
-}
-
-func sqDist(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		d := v - b[i]
-		s += d * d
-	}
-	return s
 }
 
 // rowsOf returns the rows idx of x (nil for none).

@@ -69,6 +69,7 @@ func init() {
 		Needs: needs,
 		Params: []learners.Param{
 			learners.Float("lambda", 1, 0, math.Inf(1), "weight of the MMD to the auxiliary points (0: FDA-optimised kernel; not given by the thesis)"),
+			learners.Bool("relative", false, "lambda is relative: the weight is lambda tr(S_w)/tr(Delta) of the base kernel (spec 2.6's scale-free reading)"),
 			learners.Positive("sigma", 5, "bump width: h(x,s) = exp(-||x-s||^2/(2 sigma)), sigma not squared"),
 			learners.Int("knn", 15, 1, 1<<20, "auxiliary points kept per labelled point (its nearest)"),
 			learners.Positive("C", 1, "C of the SVM whose support vectors carry the bumps"),
@@ -79,7 +80,7 @@ func init() {
 			learners.Int("iterations", 200, 1, 1_000_000, "gradient-ascent iterations N"),
 		},
 		New: func(v learners.Values) (learners.Learner, error) {
-			return Learner{Config{Lambda: v.Float("lambda"), Sigma: v.Float("sigma"), KNN: v.Int("knn"), C: v.Float("C"),
+			return Learner{Config{Lambda: v.Float("lambda"), Relative: v.Bool("relative"), Sigma: v.Float("sigma"), KNN: v.Int("knn"), C: v.Float("C"),
 				Degree: v.Int("degree"), Gamma: v.Float("gamma"), Coef0: v.Float("coef0"),
 				Eigen: v.String("solver") == "eigen", Iterations: v.Int("iterations")}}, nil
 		},
@@ -89,12 +90,16 @@ func init() {
 // Config holds TLK's settings (spec 2.6).
 type Config struct {
 	Lambda, Sigma float64
-	KNN           int
-	C             float64
-	Degree        int
-	Gamma, Coef0  float64 // Gamma 0 means 1/d
-	Eigen         bool    // Solver A (else B, gradient ascent)
-	Iterations    int
+	// Relative scales Lambda by tr(S_w)/tr(Delta) at alpha = e_0 (the base
+	// kernel): tr(S_w) sums over the n points while tr(Delta) is an MMD^2,
+	// so an absolute lambda of 1 leaves the transfer term negligible.
+	Relative     bool
+	KNN          int
+	C            float64
+	Degree       int
+	Gamma, Coef0 float64 // Gamma 0 means 1/d
+	Eigen        bool    // Solver A (else B, gradient ascent)
+	Iterations   int
 }
 
 // Learner is the registered learner.
@@ -141,6 +146,7 @@ type Model struct {
 	Aux       []int      // the auxiliary rows kept by the kNN filter
 	J         float64    // the ratio reached
 	JBase     float64    // J(e_0): the base kernel's ratio
+	Lambda    float64    // the MMD weight used (Config.Lambda, scaled when Relative)
 	Converged bool       // gradient ascent stopped on its tolerance (always true for eigen)
 	// Iterations of gradient ascent (0 for eigen).
 	Iterations int
@@ -176,8 +182,12 @@ func Train(ctx context.Context, x *mat.Dense, y []int, aux *mat.Dense, cfg Confi
 		ya = rowsOf(aux, m.Aux)
 	}
 	m.forms(x, y, ya)
+	m.Lambda = cfg.Lambda
+	if cfg.Relative && m.D.At(0, 0) > 0 {
+		m.Lambda *= m.N.At(0, 0) / m.D.At(0, 0)
+	}
 	nl := mat.NewSymDense(len(sv)+1, nil)
-	nl.ScaleSym(cfg.Lambda, m.D)
+	nl.ScaleSym(m.Lambda, m.D)
 	nl.AddSym(nl, m.N)
 	e0 := make([]float64, len(sv)+1)
 	e0[0] = 1

@@ -210,3 +210,25 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeLambda: the relative weight is lambda tr(S_w)/tr(Delta) at
+// e_0, N_00 / D_00, and changes the solution.
+func TestRelativeLambda(t *testing.T) {
+	x, y, aux := blobs(7, 30, 60)
+	cfg := Config{Lambda: 1, Relative: true, Sigma: 5, KNN: 15, C: 1, Degree: 2, Eigen: true}
+	m, err := Train(context.Background(), x, y, aux, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := m.N.At(0, 0) / m.D.At(0, 0); math.Abs(m.Lambda-want) > 1e-12*want || want < 10 {
+		t.Fatalf("lambda %v, want tr(S_w)/tr(Delta) = %v (>> 1)", m.Lambda, want)
+	}
+	cfg.Relative = false
+	abs, err := Train(context.Background(), x, y, aux, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if abs.J == m.J {
+		t.Fatal("the relative lambda changed nothing")
+	}
+}

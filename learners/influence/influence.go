@@ -29,7 +29,10 @@
 // The learner "influence-mkl" (KindWeights; needs kernels, uses features)
 // outputs Weights = alpha (over the normalised kernels) and Kernel =
 // sum alpha_l K'_l (unit diagonal); Stats.Objective = alpha's, Iterations =
-// cutting-plane rounds (0 for convex).
+// cutting-plane rounds (0 for convex). The weights are those of the
+// normalised kernels: a caller that combines the kernels as it holds them
+// (the recommender's learners.NewKernelSum) gets the learned kernel when
+// they have unit diagonals (social's cosine mode), a rescaled one otherwise.
 package influence
 
 import (

@@ -24,6 +24,8 @@ import (
 //     ambient kernel of fixed sigma = mean ||x_i||, (gamma_A, gamma_I) chosen
 //     from the 7 x 7 grid by the paper's 5-fold scheme (train on one fold,
 //     validate on the other four), one-vs-rest for more classes;
+//   - skl: pfskl's Algorithm 2, (mu, C) chosen from spec A.8's 7 x 7 grid by
+//     the same 5-fold scheme, all on the one eigendecomposition (Fig. 1);
 //   - svm: a C-SVM on the labelled points alone with exp(-||x-y||^2 / d)
 //     (LIBSVM's default gamma = 1/d), C the grid value of best mean test
 //     accuracy over the splits (the paper's oracle, which favours it).

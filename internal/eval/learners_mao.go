@@ -252,7 +252,7 @@ func maoSplit(ctx context.Context, set maoSet, sp *pfskl.Spectrum, lap *lapRLS, 
 			rep.sec[m] = time.Since(begin).Seconds()
 			rep.acc[m], rep.lapPair = score(pred), pair
 		case "skl":
-			pred, pair, err := sklCV(sp, lab, y, set.d.labels, seed)
+			pred, pair, err := sklCV(ctx, sp, lab, y, set.d.labels, seed)
 			if err != nil {
 				return rep, err
 			}
@@ -500,45 +500,19 @@ func (l *lapRLS) solve(train []int, y *mat.Dense, gA, gI float64) (*mat.Dense, e
 	return &f, nil
 }
 
-// cvFit chooses (gamma_A, gamma_I) by the paper's 5-fold scheme on the
-// labelled points (lab, rows of y, classes in labels): stratified
-// round-robin folds, train on one, validate on the other four, highest mean
-// validation accuracy (the first pair on ties); then it refits on all
-// labelled points and predicts the unlabelled ones.
+// cvFit chooses (gamma_A, gamma_I) from the 7 x 7 grid by gridCV, then
+// refits on all labelled points and predicts the unlabelled ones.
 func (l *lapRLS) cvFit(ctx context.Context, lab []int, y *mat.Dense, unl, labels []int, seed uint64) ([]int, [2]float64, error) {
-	folds := stratifiedFolds(lab, labels, cvFolds, seed)
-	best, bestAcc := [2]float64{}, -1.0
-	for _, gA := range lapGrid {
-		for _, gI := range lapGrid {
-			correct, total := 0, 0
-			for _, fold := range folds {
-				if err := ctx.Err(); err != nil {
-					return nil, best, err
-				}
-				train := make([]int, len(fold))
-				ty := mat.NewDense(len(fold), y.RawMatrix().Cols, nil)
-				for r, p := range fold {
-					train[r] = lab[p]
-					ty.SetRow(r, y.RawRowView(p))
-				}
-				f, err := l.solve(train, ty, gA, gI)
-				if err != nil {
-					return nil, best, err
-				}
-				pred := pfskl.Classify(f)
-				for p, i := range lab {
-					if !slices.Contains(fold, p) {
-						total++
-						if pred[i] == labels[i] {
-							correct++
-						}
-					}
-				}
-			}
-			if acc := float64(correct) / float64(total); acc > bestAcc {
-				best, bestAcc = [2]float64{gA, gI}, acc
-			}
+	best, err := gridCV(ctx, lab, y, labels, seed, lapGrid, lapGrid, func(train []int, ty *mat.Dense, gA, gI float64) (func(int) int, error) {
+		f, err := l.solve(train, ty, gA, gI)
+		if err != nil {
+			return nil, err
 		}
+		pred := pfskl.Classify(f)
+		return func(i int) int { return pred[i] }, nil
+	})
+	if err != nil {
+		return nil, best, err
 	}
 	f, err := l.solve(lab, y, best[0], best[1])
 	if err != nil {
@@ -550,6 +524,49 @@ func (l *lapRLS) cvFit(ctx context.Context, lab []int, y *mat.Dense, unl, labels
 		pred[r] = all[u]
 	}
 	return pred, best, nil
+}
+
+// gridCV is the paper's 5-fold scheme (spec A.12.2) on the labelled points
+// (lab, rows of y, classes in labels): stratified round-robin folds, fit on
+// one fold, validate on the other four; it returns the pair of as x bs of
+// highest validation accuracy (the first on ties). fit returns the
+// predicted class of any point index.
+func gridCV(ctx context.Context, lab []int, y *mat.Dense, labels []int, seed uint64, as, bs []float64,
+	fit func(train []int, ty *mat.Dense, a, b float64) (func(int) int, error)) ([2]float64, error) {
+	folds := stratifiedFolds(lab, labels, cvFolds, seed)
+	best, bestAcc := [2]float64{}, -1.0
+	for _, a := range as {
+		for _, b := range bs {
+			correct, total := 0, 0
+			for _, fold := range folds {
+				if err := ctx.Err(); err != nil {
+					return best, err
+				}
+				train := make([]int, len(fold))
+				ty := mat.NewDense(len(fold), y.RawMatrix().Cols, nil)
+				for r, p := range fold {
+					train[r] = lab[p]
+					ty.SetRow(r, y.RawRowView(p))
+				}
+				pred, err := fit(train, ty, a, b)
+				if err != nil {
+					return best, err
+				}
+				for p, i := range lab {
+					if !slices.Contains(fold, p) {
+						total++
+						if pred(i) == labels[i] {
+							correct++
+						}
+					}
+				}
+			}
+			if acc := float64(correct) / float64(total); acc > bestAcc {
+				best, bestAcc = [2]float64{a, b}, acc
+			}
+		}
+	}
+	return best, nil
 }
 
 // stratifiedFolds deals the labelled points (positions in lab) to k folds
@@ -566,43 +583,23 @@ func stratifiedFolds(lab, labels []int, k int, seed uint64) [][]int {
 	return folds
 }
 
-// sklCV chooses SKL's (mu, C) from the 7 x 7 grid of spec A.8 by the
-// paper's 5-fold scheme (train on one fold, validate on the other four) on
-// the one eigendecomposition, then fits on all labelled points and
+// sklCV chooses SKL's (mu, C) from the 7 x 7 grid of spec A.8 by gridCV
+// on the one eigendecomposition, then fits on all labelled points and
 // predicts the unlabelled ones (in index order).
-func sklCV(sp *pfskl.Spectrum, lab []int, y *mat.Dense, labels []int, seed uint64) ([]int, [2]float64, error) {
-	folds := stratifiedFolds(lab, labels, cvFolds, seed)
-	best, bestAcc := [2]float64{}, -1.0
-	for _, mu := range lapGrid {
-		for _, c := range svmCGrid {
-			correct, total := 0, 0
-			for _, fold := range folds {
-				train := make([]int, len(fold))
-				ty := mat.NewDense(len(fold), y.RawMatrix().Cols, nil)
-				for r, p := range fold {
-					train[r] = lab[p]
-					ty.SetRow(r, y.RawRowView(p))
-				}
-				res, err := sp.Fit(train, ty, false, c, mu)
-				if err != nil {
-					return nil, best, err
-				}
-				pred := res.Predict()
-				for p, i := range lab {
-					if slices.Contains(fold, p) {
-						continue
-					}
-					row, _ := slices.BinarySearch(res.Unlabelled, i)
-					total++
-					if pred[row] == labels[i] {
-						correct++
-					}
-				}
-			}
-			if acc := float64(correct) / float64(total); acc > bestAcc {
-				best, bestAcc = [2]float64{mu, c}, acc
-			}
+func sklCV(ctx context.Context, sp *pfskl.Spectrum, lab []int, y *mat.Dense, labels []int, seed uint64) ([]int, [2]float64, error) {
+	best, err := gridCV(ctx, lab, y, labels, seed, lapGrid, svmCGrid, func(train []int, ty *mat.Dense, mu, c float64) (func(int) int, error) {
+		res, err := sp.Fit(train, ty, false, c, mu)
+		if err != nil {
+			return nil, err
 		}
+		pred := res.Predict()
+		return func(i int) int {
+			row, _ := slices.BinarySearch(res.Unlabelled, i)
+			return pred[row]
+		}, nil
+	})
+	if err != nil {
+		return nil, best, err
 	}
 	res, err := sp.Fit(lab, y, false, best[1], best[0])
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 
 // LearnersConfig configures the learner protocols.
 type LearnersConfig struct {
-	Suite  string   // "zhuang" (the only suite)
+	Suite  string   // "zhuang", "mao" or "abbasnejad" (see Suites)
 	Tables []string // table ids (see LearnerTables); empty runs them all
 	Seed   int64
 	// Reps overrides the spec's repetition counts when > 0.
@@ -125,17 +125,45 @@ var protocols = []protocol{
 	}, run: runMKL},
 }
 
-// LearnerTables lists the table ids in order (Learners also takes "a1a"
-// for 3.7).
-func LearnerTables() []string {
+// suite is a set of protocols; methods and methodTables name its columns
+// (for --method).
+type suite struct {
+	protocols    []protocol
+	methods      func() []string
+	methodTables func(method string) []string
+}
+
+// suites are the experiment suites by name: one per source document.
+var suites = map[string]suite{
+	"zhuang":     {protocols, LearnerMethods, methodTables},
+	"mao":        maoSuite,
+	"abbasnejad": abbasnejadSuite,
+}
+
+// Suites lists the suite names.
+func Suites() []string {
+	names := make([]string, 0, len(suites))
+	for name := range suites {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// tables lists the table ids of the suite in order (zhuang's also takes "a1a" for 3.7).
+func (s suite) tables() []string {
 	var ids []string
-	for _, p := range protocols {
+	for _, p := range s.protocols {
 		for _, t := range p.tables {
 			ids = append(ids, t.id)
 		}
 	}
 	return ids
 }
+
+// LearnerTables lists the table ids in order (Learners also takes "a1a"
+// for 3.7).
+func LearnerTables() []string { return suites["zhuang"].tables() }
 
 // LearnerMethods lists the method (column) names of every table.
 func LearnerMethods() []string {
@@ -179,8 +207,9 @@ type runner struct {
 
 // Learners runs the requested tables.
 func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) {
-	if cfg.Suite != "zhuang" {
-		return nil, fmt.Errorf("unknown suite %q: the only suite is zhuang", cfg.Suite)
+	suite, ok := suites[cfg.Suite]
+	if !ok {
+		return nil, fmt.Errorf("unknown suite %q: choose from %s", cfg.Suite, strings.Join(Suites(), ", "))
 	}
 	if cfg.Reps < 0 {
 		return nil, fmt.Errorf("--reps %d: give a positive count (0 keeps the spec's)", cfg.Reps)
@@ -193,8 +222,8 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		if id == "a1a" {
 			id = "3.7"
 		}
-		if !slices.Contains(LearnerTables(), id) {
-			return nil, fmt.Errorf("unknown table %q: choose from %s (or a1a for 3.7)", id, strings.Join(LearnerTables(), ", "))
+		if !slices.Contains(suite.tables(), id) {
+			return nil, fmt.Errorf("unknown table %q of suite %s: choose from %s", id, cfg.Suite, strings.Join(suite.tables(), ", "))
 		}
 		want[id] = true
 	}
@@ -208,10 +237,10 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 	}
 	var methods []string // without repeats: --method m --method m runs m once
 	for _, m := range cfg.Methods {
-		if !slices.Contains(LearnerMethods(), m) {
-			return nil, fmt.Errorf("unknown method %q: choose from %s", m, strings.Join(LearnerMethods(), ", "))
+		if !slices.Contains(suite.methods(), m) {
+			return nil, fmt.Errorf("unknown method %q: choose from %s", m, strings.Join(suite.methods(), ", "))
 		}
-		in := methodTables(m)
+		in := suite.methodTables(m)
 		if len(want) > 0 && !slices.ContainsFunc(in, func(id string) bool { return want[id] }) {
 			return nil, fmt.Errorf("method %q is not a column of the tables asked for: it is in table %s", m, strings.Join(in, ", "))
 		}
@@ -226,7 +255,7 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 	}
 	rep := &LearnersReport{Suite: cfg.Suite, Seed: cfg.Seed, Workers: cfg.Workers}
 	fmt.Fprintf(r.progress.w, "eval learners: suite %s, seed %d, %d workers\n", cfg.Suite, cfg.Seed, cfg.Workers)
-	for _, p := range protocols {
+	for _, p := range suite.protocols {
 		out := map[string]*LearnersTable{}
 		for _, t := range p.tables {
 			if len(want) == 0 || want[t.id] {

@@ -3,8 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,8 +20,9 @@ import (
 
 // FuzzAddImages posts any body to POST /v1/images: the answer is 200, 400
 // or 413, never a panic or a 500. A rejected body changes nothing in the
-// index; an accepted one stores every item as sent (the last of a repeated
-// id). Seeds: testdata/fuzz/FuzzAddImages.
+// index nor in the uploads directory (index.Images writes atomically); an
+// accepted one stores every item as sent (the last of a repeated id).
+// Seeds: testdata/fuzz/FuzzAddImages.
 func FuzzAddImages(f *testing.F) {
 	gin.SetMode(gin.ReleaseMode)
 	dir := f.TempDir()
@@ -27,10 +31,11 @@ func FuzzAddImages(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { ix.Close() })
-	s := New(ix, Config{AdminToken: token, ImageDir: filepath.Join(dir, "uploads"), MaxBodyBytes: 1 << 20},
+	uploads := filepath.Join(dir, "uploads")
+	s := New(ix, Config{AdminToken: token, ImageDir: uploads, MaxBodyBytes: 1 << 20},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		count, version := ix.Count(), ix.Version()
+		count, version, files := ix.Count(), ix.Version(), fileNames(t, uploads)
 		req := httptest.NewRequest("POST", "/v1/images", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		rec := httptest.NewRecorder()
@@ -42,6 +47,9 @@ func FuzzAddImages(f *testing.F) {
 			checkErrorBody(t, rec, rec.Code)
 			if ix.Count() != count || ix.Version() != version {
 				t.Fatalf("a rejected body changed the index: %d images, version %s, were %d, %s", ix.Count(), ix.Version(), count, version)
+			}
+			if after := fileNames(t, uploads); !maps.Equal(after, files) {
+				t.Fatalf("a rejected body changed the uploads directory: files %v, were %v", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(files)))
 			}
 			return
 		}
@@ -72,4 +80,23 @@ func FuzzAddImages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fileNames is the set of the files under dir (paths relative to it,
+// temporary files and thumbnails included); empty when dir does not exist.
+func fileNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		names[rel] = true
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return names
 }

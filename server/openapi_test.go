@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/color"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 )
 
@@ -87,6 +90,12 @@ func TestOpenAPIResponses(t *testing.T) {
 	defer q.Close()
 	withJobs := newJobsServer(t, q)
 	npk := url.QueryEscape(`{"rank":5}`)
+	// An uploaded image: its file, header and thumbnail.
+	pic := []byte(upload("pic", encodeImage(t, "png", 300, 150, color.RGBA{200, 0, 0, 255})))
+	tooBig := append(append([]byte(`{"id":"big","tags":["cat"],"title":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)
+	// A client over its rate: 1 request, then 429 with Retry-After.
+	limited, _ := newTestServer(t)
+	limited.cfg.Limiter = admission.NewLimiter(0.001, 1, nil)
 	cases := []struct {
 		s            *Server
 		method, path string
@@ -95,12 +104,21 @@ func TestOpenAPIResponses(t *testing.T) {
 		want         int
 	}{
 		{plain, "GET", "/", nil, "", 200},
+		{plain, "GET", "/learners", nil, "", 200},
+		{plain, "GET", "/users/a", nil, "", 200},
+		{plain, "GET", "/web/app.css", nil, "", 200},
+		{plain, "HEAD", "/web/search.js", nil, "", 200},
+		{plain, "GET", "/web/missing.js", nil, "", 404},
 		{plain, "GET", "/healthz", nil, "", 200},
+		{plain, "HEAD", "/healthz", nil, "", 200},
 		{plain, "GET", "/readyz", nil, "", 200},
+		{plain, "HEAD", "/readyz", nil, "", 200},
 		{social, "GET", "/readyz", nil, "", 200},
 		{plain, "GET", "/metrics", nil, "", 200},
 		{plain, "GET", "/v1/openapi.json", nil, "", 200},
 		{plain, "GET", "/v1/learners", nil, "", 200},
+		{limited, "GET", "/v1/learners", nil, "", 200},
+		{limited, "GET", "/v1/learners", nil, "", 429},
 		{plain, "GET", "/v1/search?q=cat", nil, "", 200},
 		{plain, "GET", "/v1/search?q=cat&k=5&rerank=raw", nil, "", 200},
 		{plain, "GET", "/v1/search?q=cat+dog&k=5&window=30&rerank=poly&prior=text&affinity=shift&damping=0.5&seed=3&voters=0", nil, "", 200},
@@ -116,10 +134,15 @@ func TestOpenAPIResponses(t *testing.T) {
 		{plain, "POST", "/v1/images", newImage, token, 200},
 		{plain, "POST", "/v1/images", newImage, "", 401},
 		{plain, "POST", "/v1/images", []byte(`{"id":`), token, 400},
+		{plain, "POST", "/v1/images", tooBig, token, 413},
+		{plain, "POST", "/v1/images", pic, token, 200},
+		{plain, "GET", "/v1/images/pic", nil, "", 200},
+		{plain, "GET", "/v1/images/pic/thumbnail", nil, "", 200},
 		{plain, "DELETE", "/v1/images/added", nil, token, 200},
 		{plain, "DELETE", "/v1/images/added", nil, token, 404},
 		{social, "GET", "/v1/users/a", nil, "", 200},
 		{social, "GET", "/v1/users/nobody", nil, "", 404},
+		{social, "GET", "/v1/users/a?k=3", nil, "", 400},
 		{social, "GET", "/v1/users/a/friends?k=3", nil, "", 200},
 		{social, "GET", "/v1/users/lone/friends", nil, "", 200},
 		{social, "GET", "/v1/users/a/friends?k=0", nil, "", 400},
@@ -135,28 +158,32 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	ctx := context.Background()
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
-	for _, tc := range cases {
-		name := tc.method + " " + tc.path
-		req := httptest.NewRequest(tc.method, tc.path, bytes.NewReader(tc.body))
-		if tc.body != nil {
+	check := func(h http.Handler, method, path string, body []byte, auth string, header http.Header, want int) *httptest.ResponseRecorder {
+		t.Helper()
+		name := method + " " + path
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		if tc.auth != "" {
-			req.Header.Set("Authorization", "Bearer "+tc.auth)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		for k, v := range header {
+			req.Header[k] = v
 		}
 		rec := httptest.NewRecorder()
-		tc.s.Handler().ServeHTTP(rec, req)
-		if rec.Code != tc.want {
-			t.Errorf("%s: %d, want %d: %.300s", name, rec.Code, tc.want, rec.Body.String())
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("%s: %d, want %d: %.300s", name, rec.Code, want, rec.Body.String())
 		}
 		// The document's router matches the absolute URL a client sends.
 		docReq := req.Clone(ctx)
 		docReq.URL.Scheme, docReq.URL.Host = "http", "127.0.0.1"
-		docReq.Body = io.NopCloser(bytes.NewReader(tc.body))
+		docReq.Body = io.NopCloser(bytes.NewReader(body))
 		route, params, err := router.FindRoute(docReq)
 		if err != nil {
 			t.Errorf("%s: not in the document: %v", name, err)
-			continue
+			return rec
 		}
 		in := &openapi3filter.RequestValidationInput{Request: docReq, PathParams: params, Route: route, Options: opts}
 		if rec.Code < 300 {
@@ -165,11 +192,47 @@ func TestOpenAPIResponses(t *testing.T) {
 			}
 		}
 		checkResponse(t, name, in, rec)
+		return rec
+	}
+	for _, tc := range cases {
+		check(tc.s.Handler(), tc.method, tc.path, tc.body, tc.auth, nil, tc.want)
+	}
+
+	// The thumbnail's ETag answers 304; headers over the limit 431.
+	etag := check(plain.Handler(), "GET", "/v1/images/pic/thumbnail", nil, "", nil, 200).Header().Get("ETag")
+	if etag == "" {
+		t.Error("the thumbnail has no ETag")
+	}
+	check(plain.Handler(), "GET", "/v1/images/pic/thumbnail", nil, "", http.Header{"If-None-Match": {etag}}, 304)
+	big := http.Header{"X-Padding": {strings.Repeat("x", 65<<10)}}
+	check(plain.Handler(), "GET", "/healthz", nil, "", big, 431)
+	check(plain.Handler(), "GET", "/v1/search?q=cat", nil, "", big, 431)
+
+	// A server that is starting: /healthz 200, /readyz 503 with its
+	// progress, everything else 503 with Retry-After.
+	boot := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	boot.SetProgress(Progress{Stage: "indexing", Done: 3, Total: 10})
+	check(boot, "GET", "/healthz", nil, "", nil, 200)
+	check(boot, "HEAD", "/healthz", nil, "", nil, 200)
+	check(boot, "GET", "/readyz", nil, "", nil, 503)
+	check(boot, "HEAD", "/readyz", nil, "", nil, 503)
+	for _, path := range []string{"/", "/v1/search?q=cat", "/v1/images/img01/thumbnail", "/v1/users/a/friends"} {
+		if rec := check(boot, "GET", path, nil, "", nil, 503); rec.Header().Get("Retry-After") == "" {
+			t.Errorf("GET %s while starting: no Retry-After", path)
+		}
 	}
 }
 
 func checkResponse(t *testing.T, name string, in *openapi3filter.RequestValidationInput, rec *httptest.ResponseRecorder) {
 	t.Helper()
+	// openapi3filter skips HEAD requests and 301, 304, 307 and 308 answers
+	// altogether: their status must be documented all the same.
+	if in.Request.Method == http.MethodHead || slices.Contains([]int{301, 304, 307, 308}, rec.Code) {
+		if in.Route.Operation.Responses.Status(rec.Code) == nil {
+			t.Errorf("%s: answer %d is not documented", name, rec.Code)
+		}
+		return
+	}
 	ro := *in.Options // IncludeResponseStatus: an undocumented status fails
 	// Only JSON bodies have a schema to meet.
 	ro.ExcludeResponseBody = !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json")

@@ -34,5 +34,21 @@ func routePages(e *gin.Engine) {
 	e.GET("/users/:id", page("user"))
 	e.GET("/learners", page("learners"))
 	static, _ := fs.Sub(web, "web/static") // cannot fail: a valid path
-	e.StaticFS("/web", http.FS(static))
+	e.StaticFS("/web", noDirs{http.FS(static)})
+}
+
+// noDirs serves the files of a file system but not its directories, which
+// http.FileServer would list.
+type noDirs struct{ http.FileSystem }
+
+func (d noDirs) Open(name string) (http.File, error) {
+	f, err := d.FileSystem.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || st.IsDir() {
+		f.Close()
+		return nil, fs.ErrNotExist
+	}
+	return f, nil
 }

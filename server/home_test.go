@@ -23,7 +23,10 @@ func TestPages(t *testing.T) {
 			t.Errorf("GET %s: %d %s", path, rec.Code, rec.Header().Get("Content-Type"))
 		}
 	}
-	if rec, body := do(t, s, "GET", "/web/nope.js", nil, ""); rec.Code != 404 || body["error"] == nil {
-		t.Errorf("GET /web/nope.js: %d %s", rec.Code, rec.Body)
+	// A missing file, and a directory: not listed.
+	for _, path := range []string{"/web/nope.js", "/web/", "/web"} {
+		if rec, body := do(t, s, "GET", path, nil, ""); rec.Code != 404 || body["error"] == nil {
+			t.Errorf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }

@@ -32,6 +32,9 @@ type imageView struct {
 }
 
 func (s *Server) getImage(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	d, ok := s.lookup(c)
 	if !ok {
 		return
@@ -89,6 +92,9 @@ const thumbnailCache = "public, max-age=300"
 // a side, PNG or, for a JPEG, JPEG), made once, with an ETag of its content:
 // If-None-Match with it answers 304.
 func (s *Server) thumbnail(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	d, ok := s.lookup(c)
 	if !ok {
 		return
@@ -124,6 +130,9 @@ type newImage struct {
 // checked, and every image decoded, before anything is written; the index
 // store (index.Images) then writes the files and the docs together.
 func (s *Server) addImages(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	body, err := readBody(c)
 	if err != nil {
 		return
@@ -206,6 +215,9 @@ func readBody(c *gin.Context) ([]byte, error) {
 
 // deleteImage removes the image from the index, then its files.
 func (s *Server) deleteImage(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	id := c.Param("id")
 	found, err := s.files.Delete(s.ix, id)
 	switch {

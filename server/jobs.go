@@ -25,6 +25,9 @@ func (s *Server) haveJobs(c *gin.Context) {
 
 // createJob queues a retraining job: {"target": "social"|"search"|"all", ...}.
 func (s *Server) createJob(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	body, err := readBody(c)
 	if err != nil {
 		return
@@ -47,6 +50,9 @@ func (s *Server) createJob(c *gin.Context) {
 }
 
 func (s *Server) getJob(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	j, err := s.cfg.Jobs.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.jobError(c, err)
@@ -57,6 +63,9 @@ func (s *Server) getJob(c *gin.Context) {
 
 // listJobs lists the most recent jobs, most recent first (?limit=, default 20).
 func (s *Server) listJobs(c *gin.Context) {
+	if !onlyParams(c, "limit") {
+		return
+	}
 	n := 20
 	if v := c.Query("limit"); v != "" {
 		var err error
@@ -74,6 +83,9 @@ func (s *Server) listJobs(c *gin.Context) {
 }
 
 func (s *Server) cancelJob(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	j, err := s.cfg.Jobs.Cancel(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.jobError(c, err)

@@ -150,6 +150,9 @@ func intParam(c *gin.Context, qs url.Values, name string, def, lo, hi int) (int,
 // search over this corpus (rerank, and rerank_reason when it cannot), and
 // the built-in strategies likewise.
 func (s *Server) listLearners(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
 	visual := s.ix.Dim() > 0
 	specs := learners.Specs()
 	list := make([]map[string]any, len(specs))

@@ -177,6 +177,9 @@ func testBadInput(t *testing.T, s *Server) {
 		"/v1/search?q=cat&damping=1":                                           400,
 		"/v1/search?q=cat&colour=red":                                          400,
 		"/v1/images/no-such-image":                                             404,
+		"/v1/learners?verbose=1":                                               400,
+		"/v1/images/no-such-image?size=2":                                      400,
+		"/v1/images/no-such-image/thumbnail?w=64":                              400,
 		"/v1/images/no-such-image/thumbnail":                                   404,
 		"/no/such/route":                                                       404,
 	}

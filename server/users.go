@@ -93,7 +93,7 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		return
 	} else if err != nil {
 		s.log.Error("recommendation failed", "request_id", c.GetString("request_id"), "err", err)
-		fail(c, http.StatusInternalServerError, "internal", err.Error())
+		internalError(c)
 		return
 	}
 	body := gin.H{"user": id, "learner": learner, "model_version": m.Version(), "k": k, "items": items, "took_ms": ms(time.Since(start))}

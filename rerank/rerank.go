@@ -351,6 +351,9 @@ func topVotes(cands []Candidate, row, vr []float64, i int, d float64, k int) []V
 
 // Affinity turns a kernel into non-negative affinities (see Options.Affinity).
 func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
+	if kind != "shift" && kind != "gauss" { // clip
+		return learners.Clip(k)
+	}
 	n := k.SymmetricDim()
 	out := mat.NewSymDense(n, nil)
 	switch kind {
@@ -378,8 +381,6 @@ func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 				out.SetSym(i, j, v)
 			}
 		}
-	default: // clip
-		return learners.Clip(k)
 	}
 	return out
 }

@@ -71,8 +71,9 @@ func VisualRank(s *mat.Dense, prior []float64, d float64) ([]float64, int) {
 		next.ScaleVec(d, next)
 		next.AddScaledVec(next, 1-d, p)
 		delta := 0.0
-		for i := 0; i < n; i++ {
-			delta += math.Abs(next.AtVec(i) - vr.AtVec(i))
+		nv, v := next.RawVector().Data, vr.RawVector().Data
+		for i, x := range nv {
+			delta += math.Abs(x - v[i])
 		}
 		vr, next = next, vr
 		if delta < 1e-9 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -139,7 +140,11 @@ func canonical(v learners.Values) string {
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
 // The vectors are first re-coded as sorted (tag number, weight) lists over the
 // window's own vocabulary, so each of the n^2/2 dot products is a merge of two
-// short lists rather than map look-ups.
+// short lists rather than map look-ups. Tags are numbered in the order of
+// their names, not of the maps' (random) iteration, so that every sum runs
+// in one order: otherwise the rounding of K changes from call to call, and
+// the full-rank learner, stopping at a 1e-4 gap, turns that into swaps of
+// near-tied images in the top 10.
 func TextKernel(cands []Candidate) *mat.SymDense {
 	type entry struct {
 		tag int
@@ -148,13 +153,13 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 	vocab := map[string]int{}
 	rows := make([][]entry, len(cands))
 	for i, c := range cands {
-		for tag, w := range c.Tags {
+		for _, tag := range slices.Sorted(maps.Keys(c.Tags)) {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)
 				vocab[tag] = id
 			}
-			rows[i] = append(rows[i], entry{id, w})
+			rows[i] = append(rows[i], entry{id, c.Tags[tag]})
 		}
 		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
 	}

@@ -22,8 +22,22 @@ func Linear(x *mat.Dense) *mat.SymDense {
 // Polynomial returns (c + x_i.x_j)^degree.
 func Polynomial(x *mat.Dense, degree int, c float64) *mat.SymDense {
 	k := Linear(x)
-	apply(k, func(v float64) float64 { return math.Pow(c+v, float64(degree)) })
+	apply(k, func(v float64) float64 { return intPow(c+v, degree) })
 	return k
+}
+
+// intPow returns x^d for d >= 0 by binary powering: the products math.Pow
+// forms for an integer exponent (so the same value), without its
+// decomposition and recomposition of x around them.
+func intPow(x float64, d int) float64 {
+	r := 1.0
+	for ; d > 0; d >>= 1 {
+		if d&1 == 1 {
+			r *= x
+		}
+		x *= x
+	}
+	return r
 }
 
 // RBF returns exp(-||x_i - x_j||^2 / sigma).
@@ -84,20 +98,34 @@ func HistogramIntersection(x *mat.Dense) (*mat.SymDense, error) {
 
 // SqDistances returns the squared Euclidean distances between the rows of x.
 func SqDistances(x *mat.Dense) *mat.SymDense {
-	return KernelDistances(Linear(x))
+	g := Linear(x)
+	toDistances(g)
+	return g
 }
 
 // KernelDistances returns the squared feature-space distances
 // K_ii + K_jj - 2 K_ij of a kernel, clamped at 0 against rounding.
 func KernelDistances(k *mat.SymDense) *mat.SymDense {
-	n := k.SymmetricDim()
-	d := mat.NewSymDense(n, nil)
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			d.SetSym(i, j, math.Max(0, k.At(i, i)+k.At(j, j)-2*k.At(i, j)))
+	d := mat.NewSymDense(k.SymmetricDim(), nil)
+	d.CopySym(k)
+	toDistances(d)
+	return d
+}
+
+// toDistances overwrites the kernel k with KernelDistances(k).
+func toDistances(k *mat.SymDense) {
+	raw := k.RawSymmetric()
+	diag := make([]float64, raw.N)
+	for i := range diag {
+		diag[i] = raw.Data[i*raw.Stride+i]
+	}
+	for i, kii := range diag {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.N]
+		row[i] = 0
+		for j := i + 1; j < raw.N; j++ {
+			row[j] = math.Max(0, kii+diag[j]-2*row[j])
 		}
 	}
-	return d
 }
 
 // MeanOffDiagonal returns the mean of the off-diagonal entries of a symmetric

@@ -191,13 +191,20 @@ func BenchmarkPartialEigen200(b *testing.B) {
 			pe.Factorize(a)
 		}
 	})
-	b.Run("values+70vectors", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			pe.Factorize(a)
-			pe.VectorsTo(v, 130, 200)
+	for _, gonum := range []bool{false, true} {
+		name := "values+70vectors"
+		if gonum {
+			name += "/gonum" // Dsytrd and Dormqr: the reference path
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			pe := PartialEigen{GonumTridiag: gonum}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				pe.Factorize(a)
+				pe.VectorsTo(v, 130, 200)
+			}
+		})
+	}
 	b.Run("EigenSym", func(b *testing.B) {
 		b.ReportAllocs()
 		var es mat.EigenSym

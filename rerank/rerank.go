@@ -363,9 +363,9 @@ func topVotes(cands []Candidate, row, vr []float64, i int, d float64, k int) []V
 // Affinity turns a kernel into non-negative affinities (see Options.Affinity).
 func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 	n := k.SymmetricDim()
-	out := mat.NewSymDense(n, nil)
 	switch kind {
 	case "shift":
+		out := mat.NewSymDense(n, nil)
 		lo := math.Inf(1)
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
@@ -377,7 +377,9 @@ func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 				out.SetSym(i, j, k.At(i, j)-lo)
 			}
 		}
+		return out
 	case "gauss":
+		out := mat.NewSymDense(n, nil)
 		d := learners.KernelDistances(k)
 		sigma := learners.MeanOffDiagonal(d)
 		for i := 0; i < n; i++ {
@@ -389,10 +391,10 @@ func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 				out.SetSym(i, j, v)
 			}
 		}
+		return out
 	default: // clip
 		return learners.Clip(k)
 	}
-	return out
 }
 
 // NewCandidate builds a candidate from what the index stores: its tf-idf tag

@@ -18,20 +18,37 @@ func Stochastic(a *mat.SymDense) *mat.Dense {
 	n := a.SymmetricDim()
 	s := mat.NewDense(n, n, nil)
 	raw := s.RawMatrix()
-	for j := 0; j < n; j++ {
-		sum := 0.0
-		for i := 0; i < n; i++ {
-			if i != j {
-				sum += a.At(i, j)
-			}
+	ar := a.RawSymmetric()
+	// Column sums from the upper triangle (a is symmetric), row by row,
+	// adding in the order i = 0..n-1 as a column walk would.
+	sum := make([]float64, n)
+	for i := 0; i < n; i++ {
+		row := ar.Data[i*ar.Stride : i*ar.Stride+n]
+		for j := i + 1; j < n; j++ {
+			sum[i] += row[j]
+			sum[j] += row[j]
 		}
-		for i := 0; i < n; i++ {
+	}
+	uniform := 0.0
+	if n > 1 {
+		uniform = 1 / float64(n-1)
+	}
+	// S_ij = a_ij / sum_j, row by row of S: a_ij is a_ji of the upper
+	// triangle for j < i and row i of it for j > i.
+	for i := 0; i < n; i++ {
+		dst := raw.Data[i*raw.Stride : i*raw.Stride+n]
+		row := ar.Data[i*ar.Stride : i*ar.Stride+n]
+		for j := range dst {
+			aij := row[j]
+			if j < i {
+				aij = ar.Data[j*ar.Stride+i]
+			}
 			switch {
 			case i == j:
-			case sum > 0:
-				raw.Data[i*raw.Stride+j] = a.At(i, j) / sum
-			case n > 1:
-				raw.Data[i*raw.Stride+j] = 1 / float64(n-1)
+			case sum[j] > 0:
+				dst[j] = aij / sum[j]
+			default:
+				dst[j] = uniform
 			}
 		}
 	}
@@ -54,8 +71,9 @@ func VisualRank(s *mat.Dense, prior []float64, d float64) ([]float64, int) {
 		next.ScaleVec(d, next)
 		next.AddScaledVec(next, 1-d, p)
 		delta := 0.0
-		for i := 0; i < n; i++ {
-			delta += math.Abs(next.AtVec(i) - vr.AtVec(i))
+		nv, v := next.RawVector().Data, vr.RawVector().Data
+		for i, x := range nv {
+			delta += math.Abs(x - v[i])
 		}
 		vr, next = next, vr
 		if delta < 1e-9 {

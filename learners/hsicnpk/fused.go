@@ -115,11 +115,13 @@ func (f *Fused) visualKernel(x *mat.Dense) (*mat.SymDense, error) {
 // whose mean is not positive is set to zero (nothing links its points).
 func meanScaled(k *mat.SymDense) *mat.SymDense {
 	n := k.SymmetricDim()
+	raw := k.RawSymmetric()
 	sum := 0.0
 	for i := 0; i < n; i++ {
-		sum += k.At(i, i)
-		for j := i + 1; j < n; j++ {
-			sum += 2 * k.At(i, j)
+		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+		sum += row[i]
+		for _, x := range row[i+1:] {
+			sum += 2 * x
 		}
 	}
 	if !(sum > 0) {

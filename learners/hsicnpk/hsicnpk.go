@@ -41,15 +41,22 @@
 //
 // Eigen-decompositions use learners.PartialEigen: all eigenvalues (for D,
 // and for every line-search trial) and the eigenvectors of the positive ones
-// only (for K, at accepted points), about 3.6 ms at n = 200 with 70 vectors
-// (1.9 ms for the values) against 8.5 ms for mat.EigenSym. The first L-BFGS
+// only (for K, at accepted points), about 3.5 ms at n = 200 with 70 vectors
+// (2.2 ms for the values) against 13.5 ms for mat.EigenSym (CPU time on a
+// loaded machine, learners.BenchmarkPartialEigen200). The first L-BFGS
 // step is scaled by a curvature estimate (dual.go, firstStep) rather than
 // moving alpha by 1, which saved about four backtracking factorisations a
 // fit on Corel5k windows; the iteration and the certificate are unchanged. Lanczos (learners.TopK) on the operator
 // x -> M x - L_alpha x, which the rank bound rank(A_+) <= rank(M) suggests,
 // loses on the real data: a Corel5k window of 200 images has 70 distinct tag
 // dimensions and A keeps 70-85 positive eigenvalues, for which TopK took
-// 34-37 ms per evaluation.
+// 34-37 ms per evaluation. Also measured on Corel5k windows and not kept:
+// L-BFGS memories of 5 to 40 (157 iterations over ten windows at budget 1
+// with 10, 154 with 40); a better primal candidate from the same
+// factorisation, over its eigenvalues with the vectors fixed or on the
+// segment between consecutive candidates (at most one iteration saved: the
+// gap waits for the eigenvectors to settle); computing the eigenvectors in
+// two goroutines (median 254 against 180 ms with the 2 cores loaded).
 //
 // # Scaling (our choice; the thesis gives absolute C and B)
 //

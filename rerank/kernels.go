@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/mat"
@@ -49,7 +50,7 @@ var parametric = map[string]struct {
 		},
 	},
 	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
-		return learners.HistogramIntersection(x)
+		return learners.HistogramIntersection(nonNegative(x))
 	}},
 }
 
@@ -88,11 +89,15 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		name = "hsicnpk"
 	}
 	l, spec, err := learners.New(name, params)
+	if errors.Is(err, learners.ErrUnknownLearner) {
+		return nil, optErr("unknown re-ranker %q: use a strategy (%s) or a learner that can re-rank a search (%s)",
+			strategy, strings.Join(Strategies(), ", "), strings.Join(rerankers(), ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
-		return nil, optErr("learner %s outputs %s, not a kernel", name, spec.Kind)
+	if a := LearnerApplicability(spec, true); !a.Rerank {
+		return nil, optErr("learner %s cannot re-rank a search: %s", name, a.Reason)
 	}
 	v, err := parseParams(spec, params) // valid: New accepted them
 	if err != nil {
@@ -140,11 +145,7 @@ func canonical(v learners.Values) string {
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
 // The vectors are first re-coded as sorted (tag number, weight) lists over the
 // window's own vocabulary, so each of the n^2/2 dot products is a merge of two
-// short lists rather than map look-ups. Tags are numbered in the order of
-// their names, not of the maps' (random) iteration, so that every sum runs
-// in one order: otherwise the rounding of K changes from call to call, and
-// the full-rank learner, stopping at a 1e-4 gap, turns that into swaps of
-// near-tied images in the top 10.
+// short lists rather than map look-ups.
 func TextKernel(cands []Candidate) *mat.SymDense {
 	type entry struct {
 		tag int
@@ -152,11 +153,10 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 	}
 	vocab := map[string]int{}
 	rows := make([][]entry, len(cands))
-	var names []string // one candidate's tags, sorted
 	for i, c := range cands {
-		names = slices.AppendSeq(names[:0], maps.Keys(c.Tags))
-		slices.Sort(names)
-		for _, tag := range names {
+		// Numbered in sorted order, not the map's random one: the order of
+		// each sum, and so the kernel's last bits, are the same every time.
+		for _, tag := range slices.Sorted(maps.Keys(c.Tags)) {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)
@@ -189,6 +189,35 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 		}
 	}
 	return k
+}
+
+// nonNegative returns x with every column that has a negative entry shifted
+// by its minimum over the window, so that histogram intersection applies to
+// features of any sign (the demo's colour skewness and Gabor moments are
+// negative somewhere); non-negative columns, and so non-negative corpora
+// such as Corel5k, are unchanged.
+func nonNegative(x *mat.Dense) *mat.Dense {
+	r, c := x.Dims()
+	var out *mat.Dense
+	for j := 0; j < c; j++ {
+		lo := 0.0
+		for i := 0; i < r; i++ {
+			lo = min(lo, x.At(i, j))
+		}
+		if lo == 0 {
+			continue
+		}
+		if out == nil {
+			out = mat.DenseCopyOf(x)
+		}
+		for i := 0; i < r; i++ {
+			out.Set(i, j, x.At(i, j)-lo)
+		}
+	}
+	if out == nil {
+		return x
+	}
+	return out
 }
 
 // Visual stacks the candidates' visual vectors; they must all have one length.

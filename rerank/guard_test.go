@@ -32,7 +32,7 @@ func TestLearnerPanicIsAnError(t *testing.T) {
 // Which learners can re-rank a search follows from their kind and needs,
 // and one that cannot is refused with the reason (issue 10, finding 7).
 func TestLearnerApplicability(t *testing.T) {
-	can := map[string]bool{"hsicnpk": true, "npk-fused": true, "alignf": true, "uniform": true, "umkl": true, "test-panic": true}
+	can := map[string]bool{"hsicnpk": true, "npk-fused": true, "alignf": true, "uniform": true, "umkl": true, "influence-mkl": true, "test-panic": true}
 	for _, s := range learners.Specs() {
 		a := LearnerApplicability(s, true)
 		if a.Rerank != can[s.Name] || a.Rerank == (a.Reason != "") {

@@ -8,6 +8,7 @@ import (
 	_ "github.com/kernelrank/kernelrank/learners/hsicnpk"
 	_ "github.com/kernelrank/kernelrank/learners/mkl"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
+	_ "github.com/kernelrank/kernelrank/learners/mvspectral"
 	_ "github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
 	_ "github.com/kernelrank/kernelrank/learners/twolayer"

@@ -47,6 +47,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/floats"
@@ -308,4 +309,30 @@ func finalEmbedding(us []*mat.Dense, view int) (*mat.Dense, error) {
 		return RowNormalize(us[view]), nil
 	}
 	return RowNormalize(us...), nil
+}
+
+// GaussianMedian returns the Gaussian kernel exp(-|x_i - x_j|^2 / (2
+// sigma^2)) of the rows of x with sigma the median of all n^2 pairwise
+// distances, the zero diagonal included (the authors' optSigma, spec 1.1),
+// and sigma. The diagonal is 1.
+func GaussianMedian(x *mat.Dense) (*mat.SymDense, float64) {
+	d := learners.SqDistances(x)
+	n := d.SymmetricDim()
+	all := make([]float64, 0, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			all = append(all, math.Sqrt(d.At(i, j)))
+		}
+	}
+	sort.Float64s(all)
+	// MATLAB's median: the mean of the two middle values for an even count.
+	med := all[len(all)/2]
+	if len(all)%2 == 0 {
+		med = (all[len(all)/2-1] + med) / 2
+	}
+	sigma := med
+	if sigma == 0 {
+		sigma = 1 // all points equal: any width gives the all-ones kernel
+	}
+	return learners.RBF(x, 2*sigma*sigma), sigma
 }

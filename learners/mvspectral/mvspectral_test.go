@@ -265,3 +265,21 @@ func TestBadFinalView(t *testing.T) {
 		}
 	}
 }
+
+func TestGaussianMedianByHand(t *testing.T) {
+	// Points 0, 1, 3 on a line: the 9 distances 0,0,0,1,1,2,2,3,3 have
+	// median 1, so K_ij = exp(-d^2/2).
+	k, sigma := GaussianMedian(mat.NewDense(3, 1, []float64{0, 1, 3}))
+	if sigma != 1 {
+		t.Fatalf("sigma = %v, want 1", sigma)
+	}
+	if math.Abs(k.At(0, 2)-math.Exp(-4.5)) > 1e-12 || k.At(1, 1) != 1 {
+		t.Fatalf("K = %v", mat.Formatted(k))
+	}
+	// Four points: 16 distances, MATLAB's median averages the middle two.
+	_, sigma = GaussianMedian(mat.NewDense(4, 1, []float64{0, 1, 2, 10}))
+	// sorted: 0x4, 1,1,1,1, 2,2, 8,8, 9,9, 10,10: middle (8th, 9th) = 1 and 2.
+	if math.Abs(sigma-1.5) > 1e-12 {
+		t.Fatalf("sigma = %v, want 1.5", sigma)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	_ "github.com/kernelrank/kernelrank/learners/mvspectral"
 	_ "github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
+	_ "github.com/kernelrank/kernelrank/learners/tsmkl"
 	_ "github.com/kernelrank/kernelrank/learners/twolayer"
 	_ "github.com/kernelrank/kernelrank/learners/umkl"
 )

@@ -106,9 +106,10 @@ func Project(q *mat.Dense, k *mat.SymDense) *mat.SymDense {
 	b.Mul(q.T(), k)
 	qb.Mul(q, &b)
 	s := mat.NewSymDense(n, nil)
+	raw, p := s.RawSymmetric(), qb.RawMatrix()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			s.SetSym(i, j, (qb.At(i, j)+qb.At(j, i))/2)
+			raw.Data[i*raw.Stride+j] = (p.Data[i*p.Stride+j] + p.Data[j*p.Stride+i]) / 2
 		}
 	}
 	return s

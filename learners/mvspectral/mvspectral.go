@@ -171,14 +171,19 @@ func Affinity(s *mat.SymDense, absDegree bool) *mat.SymDense {
 			}
 		}
 	}
-	scale := make([]float64, n)
-	row := make([]float64, n)
+	// Degrees from the upper triangle alone (the lower storage is unused).
+	deg := make([]float64, n)
 	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			row[j] = l.At(i, j)
+		r := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		deg[i] += r[0]
+		for j, v := range r[1:] {
+			deg[i] += v
+			deg[i+1+j] += v
 		}
-		d := math.Abs(floats.Sum(row))
-		if d == 0 {
+	}
+	scale := make([]float64, n)
+	for i, d := range deg {
+		if d = math.Abs(d); d == 0 {
 			d = 1
 		}
 		scale[i] = 1 / math.Sqrt(d)
@@ -212,7 +217,7 @@ func (c config) topK(a *mat.SymDense, k int) (*mat.Dense, float64, error) {
 		}
 		return u, floats.Sum(vals[n-k:]), nil
 	}
-	vals, u, err := learners.TopK(learners.SymOperator(a), k, learners.Largest, learners.LanczosOptions{Seed: c.seed, Tol: 1e-9})
+	vals, u, err := learners.TopK(learners.SymOperator(a), k, learners.Largest, learners.LanczosOptions{Seed: c.seed, Tol: 1e-8})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -139,11 +139,22 @@ func TestUninformativeView(t *testing.T) {
 			t.Errorf("co-regularised %s: NMI %v, want 1 (thesis 10.1(c))", mode, got)
 		}
 	}
-	got := nmi(t, NameCotrain, `{}`, views, truth)
-	t.Logf("co-trained: NMI %.3f (thesis: 0.35 at n = 1000)", got)
-	if got > 0.9 {
-		t.Errorf("co-trained NMI %v: the uninformative view should pull it down", got)
+	// The all-ones view's second eigenvector is any vector of its null
+	// space, so co-training's number depends on rounding (spec 1.3): logged.
+	t.Logf("co-trained: NMI %.3f (thesis: 0.35 at n = 1000)", nmi(t, NameCotrain, `{}`, views, truth))
+	// The thesis: still 1.0 with uniform random numbers as the second view.
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			ones.SetSym(i, j, r.Float64())
+		}
 	}
+	if got := nmi(t, NameCoreg, `{"final_view":0}`, views, truth); got != 1 {
+		t.Errorf("co-regularised pairwise, random second view: NMI %v, want 1", got)
+	}
+	// U* of two near-orthogonal subspaces of equal weight is any mix of
+	// them at a small lambda: logged.
+	t.Logf("co-regularised centroid, random second view: NMI %.3f", nmi(t, NameCoreg, `{"mode":"centroid"}`, views, truth))
 }
 
 // Spec 10.1(b): complementary corruption past the phase transition

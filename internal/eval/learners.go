@@ -110,7 +110,7 @@ type tableInfo struct {
 	reps      int // the spec's repetition count
 }
 
-var protocols = []protocol{
+var zhuangProtocols = protocols{
 	{tables: []tableInfo{
 		{"3.2", "Table 3.2: clustering accuracy (pairwise, %) of kernel k-means on the learned kernel", 20},
 		{"3.3", "Table 3.3: CPU time of kernel learning (s)", 20},
@@ -125,17 +125,39 @@ var protocols = []protocol{
 	}, run: runMKL},
 }
 
-// LearnerTables lists the table ids in order (Learners also takes "a1a"
-// for 3.7).
-func LearnerTables() []string {
+// suites maps a --suite name to its protocols; each suite's file adds its own.
+var suites = map[string]protocols{"zhuang": zhuangProtocols}
+
+// SuiteNames lists the suites, sorted.
+func SuiteNames() []string {
+	names := make([]string, 0, len(suites))
+	for name := range suites {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// protocols is the list of protocols of a suite.
+type protocols []protocol
+
+// tableIDs lists the table ids of the protocols in order.
+func (ps protocols) tableIDs() []string {
 	var ids []string
-	for _, p := range protocols {
+	for _, p := range ps {
 		for _, t := range p.tables {
 			ids = append(ids, t.id)
 		}
 	}
 	return ids
 }
+
+// LearnerTables lists the table ids of the zhuang suite in order (Learners
+// also takes "a1a" for 3.7).
+func LearnerTables() []string { return zhuangProtocols.tableIDs() }
+
+// SuiteTables lists the table ids of a suite in order (nil for an unknown one).
+func SuiteTables(suite string) []string { return suites[suite].tableIDs() }
 
 // LearnerMethods lists the method (column) names of every table.
 func LearnerMethods() []string {
@@ -179,8 +201,9 @@ type runner struct {
 
 // Learners runs the requested tables.
 func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) {
-	if cfg.Suite != "zhuang" {
-		return nil, fmt.Errorf("unknown suite %q: the only suite is zhuang", cfg.Suite)
+	suite, ok := suites[cfg.Suite]
+	if !ok {
+		return nil, fmt.Errorf("unknown suite %q: choose from %s", cfg.Suite, strings.Join(SuiteNames(), ", "))
 	}
 	if cfg.Reps < 0 {
 		return nil, fmt.Errorf("--reps %d: give a positive count (0 keeps the spec's)", cfg.Reps)
@@ -193,8 +216,8 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		if id == "a1a" {
 			id = "3.7"
 		}
-		if !slices.Contains(LearnerTables(), id) {
-			return nil, fmt.Errorf("unknown table %q: choose from %s (or a1a for 3.7)", id, strings.Join(LearnerTables(), ", "))
+		if !slices.Contains(suite.tableIDs(), id) {
+			return nil, fmt.Errorf("unknown table %q: choose from %s", id, strings.Join(suite.tableIDs(), ", "))
 		}
 		want[id] = true
 	}
@@ -207,6 +230,9 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		return nil, err
 	}
 	var methods []string // without repeats: --method m --method m runs m once
+	if cfg.Suite != "zhuang" && len(cfg.Methods) > 0 {
+		return nil, fmt.Errorf("--method selects columns of the zhuang suite only")
+	}
 	for _, m := range cfg.Methods {
 		if !slices.Contains(LearnerMethods(), m) {
 			return nil, fmt.Errorf("unknown method %q: choose from %s", m, strings.Join(LearnerMethods(), ", "))
@@ -226,7 +252,7 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 	}
 	rep := &LearnersReport{Suite: cfg.Suite, Seed: cfg.Seed, Workers: cfg.Workers}
 	fmt.Fprintf(r.progress.w, "eval learners: suite %s, seed %d, %d workers\n", cfg.Suite, cfg.Seed, cfg.Workers)
-	for _, p := range protocols {
+	for _, p := range suite {
 		out := map[string]*LearnersTable{}
 		for _, t := range p.tables {
 			if len(want) == 0 || want[t.id] {

@@ -127,7 +127,7 @@ func newMultiView(name string, views []*labelled) *multiView {
 		mv.kernels = append(mv.kernels, k)
 		cols = append(cols, v.x)
 	}
-	mv.concat, _ = mvspectral.GaussianMedian(hstack(cols))
+	mv.concat, _ = mvspectral.GaussianMedian(mvspectral.SideBySide(cols...))
 	n := len(mv.labels)
 	mv.product = mat.NewSymDense(n, nil)
 	mv.product.CopySym(mv.kernels[0])
@@ -158,22 +158,6 @@ func (mv *multiView) timeTable() string {
 		return "mv-time"
 	}
 	return "6v"
-}
-
-func hstack(xs []*mat.Dense) *mat.Dense {
-	n, width := xs[0].Dims()
-	for _, x := range xs[1:] {
-		_, c := x.Dims()
-		width += c
-	}
-	out := mat.NewDense(n, width, nil)
-	off := 0
-	for _, x := range xs {
-		_, c := x.Dims()
-		out.Slice(0, n, off, off+c).(*mat.Dense).Copy(x)
-		off += c
-	}
-	return out
 }
 
 // fits lists the embeddings of a set: every single view, the baselines,

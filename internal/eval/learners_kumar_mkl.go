@@ -21,7 +21,9 @@ import (
 // base kernels over all points, each centred with the training statistics
 // and scaled to unit mean training variance (tsmkl.Normalize); an SVM with
 // C chosen by 4-fold cross-validation on the training set over
-// {10^-2, ..., 10^3} (the spec's suggestion), accuracy on the test set.
+// {10^-2, ..., 10^2} (cValues; DEVIATION: the spec suggests up to 10^3,
+// dropped for time: SMO at C = 1000 on pima's overlapping classes took
+// minutes a fit on the shared cores), accuracy on the test set.
 // Table 5.2 uses the 13 kernels on the full feature vector (setting A: 9
 // Gaussians exp(-g|x-y|^2), g = 2^-10..2^-2, (x.y+1)^q for q = 2, 3, 4,
 // and x.y); Table 6.1 the per-feature linear kernels x_f y_f. The best
@@ -30,17 +32,16 @@ import (
 // y_i y_j on the training points. Times are of the kernel-learning stage
 // alone (tsmkl: K-examples, lambda selection and the final Pegasos).
 
-var (
-	tsmklSets = []builtin{setSonar, setIonosphere, {name: "pima", rel: "uci/libsvm/pima_scale"}}
-	kumarC    = []float64{0.01, 0.1, 1, 10, 100, 1000}
-)
+var tsmklSets = []builtin{setSonar, setIonosphere, {name: "pima", rel: "uci/libsvm/pima_scale"}}
 
 const (
 	kumarSplits = 10
 	kumarFolds  = 4
 	// poly3MaxDim caps the degree-3 expansion (C(p+3,3)-1 terms) run in
-	// Table 6.1: sonar's 60 features give 39,710, beyond the time budget.
-	poly3MaxDim = 10000
+	// Table 6.1: sonar's 60 features give 39,710 and ionosphere's 33 give
+	// 7,139 terms, 18 Pegasos runs of 10^5 expanded examples each, beyond
+	// the time budget; pima's 8 give 164.
+	poly3MaxDim = 2000
 )
 
 // settingA returns setting A's 13 kernels over the rows of z.
@@ -83,16 +84,7 @@ func newKumarSplit(d *labelled, seed uint64) *kumarSplit {
 	for i, l := range d.labels {
 		s.y[i] = 2*l - 1
 	}
-	_, cols := d.x.Dims()
-	_, mean, std := learners.Standardize(rowsOf(d.x, s.train))
-	s.z = mat.NewDense(n, cols, nil)
-	for i := range n {
-		for f := range cols {
-			if std[f] > 0 {
-				s.z.Set(i, f, (d.x.At(i, f)-mean[f])/std[f])
-			}
-		}
-	}
+	s.z = standardizeOn(d.x, s.train)
 	s.folds = make([][]int, kumarFolds)
 	for p, f := range rng.Perm(len(s.train)) {
 		s.folds[p%kumarFolds] = append(s.folds[p%kumarFolds], f)
@@ -104,7 +96,7 @@ func newKumarSplit(d *labelled, seed uint64) *kumarSplit {
 // cv returns the 4-fold cross-validation accuracy of the best C and that C.
 func (s *kumarSplit) cv(ctx context.Context, k *mat.SymDense) (float64, float64, error) {
 	bestAcc, bestC := -1.0, 0.0
-	for _, c := range kumarC {
+	for _, c := range cValues {
 		correct := 0.0
 		for f, fold := range s.folds {
 			var fit, val []int

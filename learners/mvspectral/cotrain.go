@@ -75,25 +75,31 @@ func (c *Cotrain) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 
 // others returns the eigenvectors of every view but v side by side.
 func others(us []*mat.Dense, v int) *mat.Dense {
-	n, _ := us[0].Dims()
-	width := 0
+	var blocks []*mat.Dense
 	for w, u := range us {
 		if w != v {
-			_, c := u.Dims()
-			width += c
+			blocks = append(blocks, u)
 		}
 	}
-	q := mat.NewDense(n, width, nil)
+	return SideBySide(blocks...)
+}
+
+// SideBySide returns the columns of the blocks (same row count) side by side.
+func SideBySide(blocks ...*mat.Dense) *mat.Dense {
+	n, _ := blocks[0].Dims()
+	width := 0
+	for _, b := range blocks {
+		_, c := b.Dims()
+		width += c
+	}
+	out := mat.NewDense(n, width, nil)
 	off := 0
-	for w, u := range us {
-		if w == v {
-			continue
-		}
-		_, c := u.Dims()
-		q.Slice(0, n, off, off+c).(*mat.Dense).Copy(u)
+	for _, b := range blocks {
+		_, c := b.Dims()
+		out.Slice(0, n, off, off+c).(*mat.Dense).Copy(b)
 		off += c
 	}
-	return q
+	return out
 }
 
 // Project returns sym(Q Q^T K) = (Q B + B^T Q^T)/2 with B = Q^T K, the

@@ -227,22 +227,15 @@ func (c config) topK(a *mat.SymDense, k int) (*mat.Dense, float64, error) {
 // RowNormalize returns the rows of the blocks side by side, each block's
 // rows scaled to unit norm (a zero row stays 0), spec 1.2 step 4.
 func RowNormalize(blocks ...*mat.Dense) *mat.Dense {
-	n, _ := blocks[0].Dims()
-	width := 0
-	for _, b := range blocks {
-		_, c := b.Dims()
-		width += c
-	}
-	out := mat.NewDense(n, width, nil)
+	out := SideBySide(blocks...)
+	n, _ := out.Dims()
 	off := 0
 	for _, b := range blocks {
 		_, c := b.Dims()
 		for i := 0; i < n; i++ {
-			src := b.RawRowView(i)
-			dst := out.RawRowView(i)[off : off+c]
-			copy(dst, src)
-			if nrm := floats.Norm(dst, 2); nrm > 0 {
-				floats.Scale(1/nrm, dst)
+			seg := out.RawRowView(i)[off : off+c]
+			if nrm := floats.Norm(seg, 2); nrm > 0 {
+				floats.Scale(1/nrm, seg)
 			}
 		}
 		off += c

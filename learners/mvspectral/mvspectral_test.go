@@ -294,3 +294,25 @@ func TestGaussianMedianByHand(t *testing.T) {
 		t.Fatalf("sigma = %v, want 1.5", sigma)
 	}
 }
+
+// Spec 10.1(d): contradictory views. View 2 joins the first and last
+// quarters against the middle half; the centroid co-regularisation settles
+// between the two partitions (thesis: NMI 0.35 against view 1's truth).
+func TestContradictoryViews(t *testing.T) {
+	const n = 200
+	k2 := mat.NewSymDense(n, nil)
+	outer := func(i int) bool { return i < n/4 || i >= 3*n/4 }
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			if outer(i) == outer(j) {
+				k2.SetSym(i, j, 1)
+			}
+		}
+	}
+	views := []*mat.SymDense{blockDiag(n), k2}
+	got := nmi(t, NameCoreg, `{"mode":"centroid"}`, views, halves(n))
+	t.Logf("contradictory views: centroid co-regularised NMI %.3f (thesis 0.35)", got)
+	if got > 0.9 {
+		t.Errorf("centroid NMI %v: the contradicting view should pull it below view 1's 1.0", got)
+	}
+}

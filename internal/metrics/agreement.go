@@ -9,6 +9,12 @@ import "math"
 // point, panic on slices of different length or a negative label, and
 // return NaN for no points.
 
+// empty checks the labels and reports whether there are no points.
+func empty(truth, pred []int) bool {
+	checkLabels(truth, pred)
+	return len(truth) == 0
+}
+
 // contingency returns the counts n_ij of points in cluster i and class j
 // with the cluster sizes b_i and class sizes d_j.
 func contingency(truth, pred []int) (nij [][]float64, b, d []float64) {
@@ -34,8 +40,7 @@ func contingency(truth, pred []int) (nij [][]float64, b, d []float64) {
 // clusters C and classes Y (arithmetic normalisation, as compute_nmi.m);
 // 1 when both are a single group (nothing to disagree on).
 func NMI(truth, pred []int) float64 {
-	if len(truth) == 0 {
-		checkLabels(truth, pred)
+	if empty(truth, pred) {
 		return math.NaN()
 	}
 	nij, b, d := contingency(truth, pred)
@@ -69,8 +74,7 @@ func entropy(counts []float64, n float64) float64 {
 // AverageEntropy is the class entropy inside each cluster weighted by the
 // cluster's size (lower is better; 0 when every cluster is pure).
 func AverageEntropy(truth, pred []int) float64 {
-	if len(truth) == 0 {
-		checkLabels(truth, pred)
+	if empty(truth, pred) {
 		return math.NaN()
 	}
 	nij, b, _ := contingency(truth, pred)
@@ -93,8 +97,7 @@ type PairScores struct{ Precision, Recall, F float64 }
 // PairCounting returns the pair precision, recall and F-score. A zero
 // denominator makes its score 1 (compute_f.m), F is 0 when P + R = 0.
 func PairCounting(truth, pred []int) PairScores {
-	if len(truth) == 0 {
-		checkLabels(truth, pred)
+	if empty(truth, pred) {
 		return PairScores{math.NaN(), math.NaN(), math.NaN()}
 	}
 	both, same, class := pairSums(truth, pred)
@@ -135,8 +138,7 @@ func pairSums(truth, pred []int) (both, cluster, class float64) {
 // Rand index corrected for chance, 1 for identical partitions and about 0
 // for independent ones; 0 when its denominator is 0.
 func AdjustedRand(truth, pred []int) float64 {
-	if len(truth) == 0 {
-		checkLabels(truth, pred)
+	if empty(truth, pred) {
 		return math.NaN()
 	}
 	index, sa, sc := pairSums(truth, pred)

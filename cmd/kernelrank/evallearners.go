@@ -25,7 +25,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang|mao|abbasnejad] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--components pairs|must-links] [--simplenpkl-params JSON] [--json] [--dataset PATH]..."
+const evalLearnersUsage = "usage: kernelrank eval learners [--suite zhuang|mao|abbasnejad|kumar] [--table ID]... [--method M]... [--seed N] [--reps N] [--workers N] [--components pairs|must-links] [--simplenpkl-params JSON] [--json] [--dataset PATH]..."
 
 // evalLearners runs `kernelrank eval learners`: the kernel-learning papers'
 // experiment protocols on the shared data, printed beside their numbers.
@@ -38,7 +38,7 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	cfg := eval.LearnersConfig{Progress: stderr}
 	var tables, methods, datasets listFlag
-	fs.StringVar(&cfg.Suite, "suite", "zhuang", "experiment suite: zhuang (Zhuang's thesis ch. 3-5 and the UMKL paper), mao (PF-SKL), abbasnejad (TLK, influence-mkl)")
+	fs.StringVar(&cfg.Suite, "suite", "zhuang", "experiment suite: zhuang (Zhuang's thesis ch. 3-5 and the UMKL paper), mao (PF-SKL), abbasnejad (TLK, influence-mkl), kumar (Kumar's thesis: multi-view spectral clustering, TS-MKL; tables "+strings.Join(eval.SuiteTables("kumar"), ", ")+")")
 	fs.Var(&tables, "table", "table to run, repeatable: "+strings.Join(eval.LearnerTables(), ", ")+" (a1a = 3.7); default all")
 	fs.Var(&methods, "method", "method (column) to run, repeatable: "+strings.Join(eval.LearnerMethods(), ", ")+"; default all")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the splits, constraints, k-means starts and synthetic sets")

@@ -18,7 +18,8 @@ func TestEvalLearnersFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"eval", "learners", "--table", "9.9"}, "unknown table"},
-		{[]string{"eval", "learners", "--suite", "kumar"}, "unknown suite"},
+		{[]string{"eval", "learners", "--suite", "no-such-suite"}, "unknown suite"},
+		{[]string{"eval", "learners", "--suite", "kumar", "--table", "3.2"}, "unknown table"},
 		{[]string{"eval", "learners", "--method", "gmkl"}, "unknown method"},
 		{[]string{"eval", "learners", "--reps", "-2"}, "--reps"},
 		{[]string{"eval", "learners", "--workers", "0"}, "--workers"},

@@ -110,7 +110,7 @@ type tableInfo struct {
 	reps      int // the spec's repetition count
 }
 
-var protocols = []protocol{
+var zhuangProtocols = []protocol{
 	{tables: []tableInfo{
 		{"3.2", "Table 3.2: clustering accuracy (pairwise, %) of kernel k-means on the learned kernel", 20},
 		{"3.3", "Table 3.3: CPU time of kernel learning (s)", 20},
@@ -135,7 +135,7 @@ type suite struct {
 
 // suites are the experiment suites by name: one per source document.
 var suites = map[string]suite{
-	"zhuang":     {protocols, LearnerMethods, methodTables},
+	"zhuang":     {zhuangProtocols, LearnerMethods, methodTables},
 	"mao":        maoSuite,
 	"abbasnejad": abbasnejadSuite,
 }
@@ -164,6 +164,9 @@ func (s suite) tables() []string {
 // LearnerTables lists the table ids in order (Learners also takes "a1a"
 // for 3.7).
 func LearnerTables() []string { return suites["zhuang"].tables() }
+
+// SuiteTables lists the table ids of a suite in order (nil for an unknown one).
+func SuiteTables(name string) []string { return suites[name].tables() }
 
 // LearnerMethods lists the method (column) names of every table.
 func LearnerMethods() []string {
@@ -236,6 +239,9 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		return nil, err
 	}
 	var methods []string // without repeats: --method m --method m runs m once
+	if cfg.Suite != "zhuang" && len(cfg.Methods) > 0 {
+		return nil, fmt.Errorf("--method selects columns of the zhuang suite only")
+	}
 	for _, m := range cfg.Methods {
 		if !slices.Contains(suite.methods(), m) {
 			return nil, fmt.Errorf("unknown method %q: choose from %s", m, strings.Join(suite.methods(), ", "))

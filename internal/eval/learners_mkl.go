@@ -331,6 +331,21 @@ type fitted struct {
 	table string // the last table the fit served
 }
 
+// standardizeOn z-scores every row of x with the statistics of the given rows.
+func standardizeOn(x *mat.Dense, rows []int) *mat.Dense {
+	n, cols := x.Dims()
+	_, mean, std := learners.Standardize(rowsOf(x, rows))
+	z := mat.NewDense(n, cols, nil)
+	for i := range n {
+		for f := range cols {
+			if std[f] > 0 {
+				z.Set(i, f, (x.At(i, f)-mean[f])/std[f])
+			}
+		}
+	}
+	return z
+}
+
 func newMKLSplit(d *labelled, seed uint64) *mklSplit {
 	n := len(d.labels)
 	rng := rand.New(rand.NewPCG(seed, 0x5b17))
@@ -339,16 +354,7 @@ func newMKLSplit(d *labelled, seed uint64) *mklSplit {
 	for i, l := range d.labels {
 		s.y[i] = 2*l - 1
 	}
-	_, cols := d.x.Dims()
-	_, mean, std := learners.Standardize(rowsOf(d.x, s.train))
-	s.z = mat.NewDense(n, cols, nil)
-	for i := range n {
-		for f := range cols {
-			if std[f] > 0 {
-				s.z.Set(i, f, (d.x.At(i, f)-mean[f])/std[f])
-			}
-		}
-	}
+	s.z = standardizeOn(d.x, s.train)
 	s.sqd = learners.SqDistances(s.z)
 	s.base = learners.MKLBaseKernels(s.z)
 	for _, k := range s.base {

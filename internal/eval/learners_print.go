@@ -110,6 +110,11 @@ func formatValue(v, std float64, metric string, withStd bool) string {
 			return fmt.Sprintf("%.*f±%.*f", digits, v, digits, std)
 		}
 		return fmt.Sprintf("%.*f", digits, v)
+	case metricNMI, metricF, metricPrecision, metricRecall, metricEntropy, metricARI:
+		if withStd {
+			return fmt.Sprintf("%.3f±%.3f", v, std)
+		}
+		return fmt.Sprintf("%.3f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
 }

@@ -9,10 +9,12 @@ import (
 	_ "github.com/kernelrank/kernelrank/learners/influence"
 	_ "github.com/kernelrank/kernelrank/learners/mkl"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
+	_ "github.com/kernelrank/kernelrank/learners/mvspectral"
 	_ "github.com/kernelrank/kernelrank/learners/pfskl"
 	_ "github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
 	_ "github.com/kernelrank/kernelrank/learners/tlk"
+	_ "github.com/kernelrank/kernelrank/learners/tsmkl"
 	_ "github.com/kernelrank/kernelrank/learners/twolayer"
 	_ "github.com/kernelrank/kernelrank/learners/umkl"
 )

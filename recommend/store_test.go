@@ -128,6 +128,12 @@ func TestStoredModelEgoFacebook(t *testing.T) {
 	for u := 0; u < ds.N(); u += 37 {
 		sameAnswers(t, m, loaded, u, 10, 1e-12)
 	}
+	// A learner that takes only dense kernels is refused above DenseMax
+	// users, before it can take a server's memory.
+	_, err = recommend.Train(t.Context(), ds, ds.FullView(), recommend.Options{Learner: "influence-mkl"})
+	if !errors.Is(err, recommend.ErrLearner) || !strings.Contains(err.Error(), "exceed the dense limit") {
+		t.Errorf("influence-mkl on ego-Facebook: %v, want ErrLearner for its dense kernels", err)
+	}
 }
 
 // TestPrecomputedTopIsTheSame: the answers read from the precomputed

@@ -122,7 +122,7 @@ func TestUserEndpointErrors(t *testing.T) {
 		{"/v1/users/a/groups?k=x", 400, "k must be an integer"},
 		{"/v1/users/a/friends?learner=twolayer", 400, "twolayer needs labels"},
 		{"/v1/users/a/friends?learner=hsicnpk", 400, "not kernel weights"},
-		{"/v1/users/a/groups?learner=nope", 400, `unknown learner "nope" (usable: alignf, uniform)`},
+		{"/v1/users/a/groups?learner=nope", 400, `unknown learner "nope" (usable: ` + strings.Join(recommend.Learners(), ", ") + ")"},
 		{"/v1/users/a/friends?q=1", 400, `unknown query parameter "q"`},
 	} {
 		rec, body := do(t, s, "GET", c.target, nil, "")

@@ -50,7 +50,7 @@ type benchRow struct {
 func benchHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench http", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	target := fs.String("url", "", "base URL of a running server to measure; empty: start one in-process on 127.0.0.1 with its caches off (--no-cache)")
+	target := fs.String("url", "", "base URL of a running server to measure; empty: start one in-process on 127.0.0.1 with its caches and rate limit off (--no-cache --rate-limit 0)")
 	duration := fs.Duration("duration", 5*time.Second, "time spent on each row")
 	maxRequests := fs.Int("requests", 10000, "most requests of each row")
 	concurrency := fs.String("concurrency", "1,8", "comma-separated numbers of concurrent clients; each gives a row per request kind")
@@ -73,7 +73,8 @@ func benchHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	base := strings.TrimRight(*target, "/")
 	if base == "" {
-		serveArgs := []string{"--no-cache", "--log-level", "warn"}
+		// Every client is 127.0.0.1: the per-client rate limit is off.
+		serveArgs := []string{"--no-cache", "--rate-limit", "0", "--log-level", "warn"}
 		for name, v := range map[string]string{"--data": *data, "--social": *social, "--cache-dir": *cacheRoot} {
 			if v != "" { // unset, serve's default or KERNELRANK_* variable applies
 				serveArgs = append(serveArgs, name, v)
@@ -110,7 +111,7 @@ func benchHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		{"friends of " + *user, false, func() string { return base + "/v1/users/" + url.PathEscape(*user) + "/friends?k=10" }},
 	}
 	fmt.Fprintf(stdout, "kernelrank bench http: %s, %v or %d requests a row\n", base, *duration, *maxRequests)
-	cacheNote := "its ranking and kernel caches are off (--no-cache)"
+	cacheNote := "its ranking and kernel caches are off (--no-cache), and its rate limit (--rate-limit 0)"
 	if *target != "" {
 		cacheNote = "a served cache hit is counted under \"cache hits\""
 	}

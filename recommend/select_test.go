@@ -199,7 +199,7 @@ func TestValidationFriendshipsAreNeverTrainedOn(t *testing.T) {
 	ds := sharedFaves(t)
 	var held [][2]int
 	var vm *Model
-	validationHook = func(m *Model, h [][2]int) { vm, held = m, h }
+	validationHook = func(m *Model, h, _ [][2]int) { vm, held = m, h }
 	defer func() { validationHook = nil }()
 	m := trainT(t, ds, Options{Seed: 3})
 	want := int(math.Round(0.1 * float64(len(ds.Friends))))

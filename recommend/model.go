@@ -105,26 +105,26 @@ type KernelWeight struct {
 // Model is a trained recommender over one data set. It is safe for
 // concurrent use.
 type Model struct {
-	ds        *social.Dataset
-	kernels   []social.NamedKernel // the base kernels, in weight order
-	weights   []float64
-	combined  learners.KernelMatrix
-	strength  *mklr.Model
-	scorer    string // what ranks friends: one of Scorers
+	ds       *social.Dataset
+	kernels  []social.NamedKernel // the base kernels, in weight order
+	weights  []float64
+	combined learners.KernelMatrix
+	strength *mklr.Model
+	scorer   string // what ranks friends: one of Scorers
 	// regLap is the regularised Laplacian of the view's friendships (not
 	// a base kernel: Options.Kernels); groupScorer ranks groups (one of
 	// GroupScorers), with groupWeights for GroupLearned.
 	regLap       learners.KernelMatrix
 	groupScorer  string
 	groupWeights []float64
-	relations    // the view's
+	relations               // the view's
 	groupSums    *groupSums // computed on first use
-	noData    []bool // users with no relation and no content at all
-	userTie   []int  // rank among equal scores: seeded permutations
-	groupTie  []int
-	offset    float64 // prior correction of f: see priorOffset
-	stats     Stats
-	top       *precomputed // nil: every request ranks from scratch
+	noData       []bool     // users with no relation and no content at all
+	userTie      []int      // rank among equal scores: seeded permutations
+	groupTie     []int
+	offset       float64 // prior correction of f: see priorOffset
+	stats        Stats
+	top          *precomputed // nil: every request ranks from scratch
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view and MKLR.Base the default,

@@ -33,8 +33,9 @@ const (
 	// friendships, (I + gamma L)^-1 (u, v), over the members v: friends of
 	// friends count, with decay gamma/(1+gamma) a hop.
 	GroupRegLaplacian = "reg-laplacian"
-	// GroupLearned is a logistic regression on (user, group) pairs over
-	// the groupFeatures, fitted on held-out training memberships.
+	// GroupLearned is a linear score w.x over the groupFeatures x of
+	// (user, group), w fitted on held-out training memberships
+	// (fitListwise).
 	GroupLearned = "learned"
 )
 
@@ -221,87 +222,111 @@ func checkGroupScorer(name string, weights []float64) (string, error) {
 	return name, nil
 }
 
-// fitLogistic fits P(y = 1 | x) = sigmoid(b + w.x) by Newton's method
-// with the L2 penalty lambda/2 |w|^2 (b unpenalised) and returns w. x is
-// row-major, d columns. The loss is convex, so Newton from 0 converges in
-// a few steps; the penalty keeps w finite on separable data.
-func fitLogistic(x []float64, y []bool, d int, lambda float64) ([]float64, error) {
-	rows := len(y)
-	if rows == 0 || len(x) != rows*d {
-		return nil, fmt.Errorf("%w: %d labels for %d features of %d columns", learners.ErrInput, rows, len(x), d)
+// fitListwise fits the conditional logit over each user's candidate
+// groups: P(g | u) = exp(w.x_g) / sum_h exp(w.x_h), h over u's candidates,
+// maximising the likelihood of the held-out memberships with the L2
+// penalty lambda/2 |w|^2, by damped Newton (the loss is convex). A
+// listwise fit rather than a logistic one on the pairs: what ranks a
+// user's groups is only the differences of w.x among them, and per-user
+// levels need no parameter. x is row-major, d columns, one row a
+// candidate; user i's candidates are rows start[i] to start[i+1]; pos
+// marks the held-out memberships.
+func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([]float64, error) {
+	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) {
+		return nil, fmt.Errorf("%w: %d labels, %d features of %d columns, users ending at %d", learners.ErrInput, len(pos), len(x), d, start[len(start)-1])
 	}
-	beta := make([]float64, d+1) // beta[d] is the intercept
-	hess := mat.NewSymDense(d+1, nil)
-	grad := mat.NewVecDense(d+1, nil)
-	step := mat.NewVecDense(d+1, nil)
-	row := make([]float64, d+1)
-	row[d] = 1
-	loss := func(b []float64) float64 {
-		l := 0.0
-		for i := range rows {
-			copy(row, x[i*d:(i+1)*d])
-			z := floats.Dot(b, row)
-			if !y[i] {
-				z = -z
+	w := make([]float64, d)
+	hess := mat.NewSymDense(d, nil)
+	grad := mat.NewVecDense(d, nil)
+	step := mat.NewVecDense(d, nil)
+	z := make([]float64, len(pos))
+	mean := make([]float64, d)
+	// loss sets z = x w and returns the penalised negative log-likelihood.
+	loss := func(w []float64) float64 {
+		l := lambda / 2 * floats.Dot(w, w)
+		for i := range len(start) - 1 {
+			lse := math.Inf(-1)
+			for r := start[i]; r < start[i+1]; r++ {
+				z[r] = floats.Dot(w, x[r*d:(r+1)*d])
+				lse = logAddExp(lse, z[r])
 			}
-			l += softplus(-z)
+			for r := start[i]; r < start[i+1]; r++ {
+				if pos[r] {
+					l += lse - z[r]
+				}
+			}
 		}
-		return l + lambda/2*floats.Dot(b[:d], b[:d])
+		return l
 	}
-	prev := loss(beta)
+	prev := loss(w)
+	next := make([]float64, d)
 	for range 50 {
 		hess.Zero()
 		grad.Zero()
-		for i := range rows {
-			copy(row, x[i*d:(i+1)*d])
-			p := sigmoid(floats.Dot(beta, row))
-			t := 0.0
-			if y[i] {
-				t = 1
-			}
-			grad.AddScaledVec(grad, p-t, mat.NewVecDense(d+1, row))
-			hess.SymRankOne(hess, math.Max(p*(1-p), 1e-12), mat.NewVecDense(d+1, row))
-		}
 		for j := range d {
-			grad.SetVec(j, grad.AtVec(j)+lambda*beta[j])
-			hess.SetSym(j, j, hess.At(j, j)+lambda)
+			grad.SetVec(j, lambda*w[j])
+			hess.SetSym(j, j, lambda)
+		}
+		for i := range len(start) - 1 {
+			k := 0.0 // the user's held-out memberships
+			lse := math.Inf(-1)
+			for r := start[i]; r < start[i+1]; r++ {
+				lse = logAddExp(lse, z[r])
+				if pos[r] {
+					k++
+					floats.AddScaled(grad.RawVector().Data, -1, x[r*d:(r+1)*d])
+				}
+			}
+			// grad += k E_p[x]; hess += k (E_p[x x^T] - E_p[x] E_p[x]^T).
+			clear(mean)
+			for r := start[i]; r < start[i+1]; r++ {
+				p := math.Exp(z[r] - lse)
+				row := x[r*d : (r+1)*d]
+				floats.AddScaled(mean, p, row)
+				hess.SymRankOne(hess, k*p, mat.NewVecDense(d, row))
+			}
+			floats.AddScaled(grad.RawVector().Data, k, mean)
+			hess.SymRankOne(hess, -k, mat.NewVecDense(d, mean))
 		}
 		var chol mat.Cholesky
 		if !chol.Factorize(hess) {
-			return nil, errors.New("logistic regression: the Hessian is singular")
+			return nil, errors.New("listwise fit: the Hessian is not positive definite")
 		}
 		if err := chol.SolveVecTo(step, grad); err != nil {
-			return nil, fmt.Errorf("logistic regression: %w", err)
+			return nil, fmt.Errorf("listwise fit: %w", err)
 		}
 		// Damped Newton: halve the step until the loss does not rise.
-		next := make([]float64, d+1)
-		cur := prev
+		cur := math.Inf(1)
 		for t := 1.0; t > 1e-6; t /= 2 {
 			for j := range next {
-				next[j] = beta[j] - t*step.AtVec(j)
+				next[j] = w[j] - t*step.AtVec(j)
 			}
 			if cur = loss(next); cur <= prev {
 				break
 			}
 		}
-		if cur > prev {
+		if !(cur <= prev) {
+			loss(w) // z back at w
 			break
 		}
-		beta = next
-		if prev-cur <= 1e-10*math.Max(1, prev) {
+		copy(w, next)
+		if prev-cur <= 1e-12*math.Max(1, prev) {
 			break
 		}
 		prev = cur
 	}
-	return beta[:d], nil
+	return w, nil
 }
 
-// softplus is ln(1 + e^z), without overflow.
-func softplus(z float64) float64 {
-	if z > 30 {
-		return z
+// logAddExp returns ln(e^a + e^b).
+func logAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
 	}
-	return math.Log1p(math.Exp(z))
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
 }
 
 // GroupSelection reports how the group scorer was chosen.
@@ -336,9 +361,9 @@ type GroupWeight struct {
 	Weight  float64 `json:"weight"`
 }
 
-// groupLambda is the L2 penalty of GroupLearned's logistic regression:
-// features lie in [-1, 1] and there are thousands of (user, group) pairs,
-// so it only keeps separable folds finite.
+// groupLambda is the L2 penalty of GroupLearned's fit: features lie in
+// [-1, 1] and there are hundreds of users, so it only keeps separable
+// folds finite.
 const groupLambda = 1.0
 
 // selectGroupScorer ranks the held-out memberships of the validation
@@ -364,10 +389,12 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 		return rankStats(score, m.groupTie, m.groups[users[i]], -1, relevant[users[i]], 1)
 	}
 	// pairs returns the (user, candidate group) rows of the users i with
-	// keep(i) and whether the group is a held-out membership.
-	pairs := func(keep func(i int) bool) ([]float64, []bool) {
+	// keep(i), whether the group is a held-out membership, and where each
+	// user's rows start.
+	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
 		var rows []float64
 		var y []bool
+		start := []int{0}
 		for i, u := range users {
 			if !keep(i) {
 				continue
@@ -381,8 +408,9 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 				}
 				y = append(y, slices.Contains(relevant[u], g))
 			}
+			start = append(start, len(y))
 		}
-		return rows, y
+		return rows, y, start
 	}
 	learned := func(w []float64, i int, dst []float64) {
 		clear(dst)
@@ -405,8 +433,8 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			continue
 		}
 		for k := range 2 {
-			rows, y := pairs(func(i int) bool { return fold[i]%2 != k })
-			w, err := fitLogistic(rows, y, nf, groupLambda)
+			rows, pos, start := pairs(func(i int) bool { return fold[i]%2 != k })
+			w, err := fitListwise(rows, pos, start, nf, groupLambda)
 			if err != nil {
 				return sel, err
 			}
@@ -417,8 +445,8 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 				}
 			}
 		}
-		rows, y := pairs(func(int) bool { return true })
-		w, err := fitLogistic(rows, y, nf, groupLambda)
+		rows, pos, start := pairs(func(int) bool { return true })
+		w, err := fitListwise(rows, pos, start, nf, groupLambda)
 		if err != nil {
 			return sel, err
 		}

@@ -2,17 +2,13 @@ package recommend
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -203,80 +199,9 @@ func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
 	}
 }
 
-// TestStoredGroupScorer: a stored model serves the group scorer it was
-// trained with; a meta without one (stored before the choice) ranks by
-// mklr; an unknown one or learned weights of the wrong length fail to load.
-func TestStoredGroupScorer(t *testing.T) {
-	ds := pairedGroups(t)
-	m := trainT(t, ds, Options{Learner: "uniform"})
-	ctx := context.Background()
-	mt, err := m.WithTop(ctx, 5, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := mt.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := cache.NewDirStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	withMeta := func(edit func(md map[string]any)) map[string][]byte {
-		v, err := cache.Decode(parts[partMeta])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var md map[string]any
-		if err := json.Unmarshal(v.Bytes, &md); err != nil {
-			t.Fatal(err)
-		}
-		edit(md)
-		js, _ := json.Marshal(md)
-		b, err := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := maps.Clone(parts)
-		out[partMeta] = b
-		return out
-	}
-	load := func(version string, p map[string][]byte) (*Model, error) {
-		if err := store.Write(ctx, "m", version, p); err != nil {
-			t.Fatal(err)
-		}
-		return Load(ctx, store, "m", version, ds, ds.Version())
-	}
-	loaded, err := load("v1", parts)
-	if err != nil || loaded.GroupScorer() != GroupLearned || !slices.Equal(loaded.groupWeights, m.groupWeights) ||
-		loaded.Stats().GroupSelection.Scorer != GroupLearned {
-		t.Fatalf("loaded: %v, %+v", err, loaded)
-	}
-	for u := range ds.N() {
-		for _, k := range []int{3, 16} { // precomputed, and ranked now
-			a, errA := m.GroupRanking(u, k)
-			b, errB := loaded.GroupRanking(u, k)
-			if errA != nil || errB != nil || !slices.Equal(a, b) {
-				t.Fatalf("user %d k %d: %v vs %v (%v, %v)", u, k, a, b, errA, errB)
-			}
-		}
-	}
-	old, err := load("old", withMeta(func(md map[string]any) { delete(md, "group_scorer"); delete(md, "group_weights") }))
-	if err != nil || old.GroupScorer() != GroupMKLR {
-		t.Fatalf("a meta without group scorer: %v, %v", err, old)
-	}
-	for i, c := range []struct {
-		edit func(map[string]any)
-		want string
-	}{
-		{func(md map[string]any) { md["group_scorer"] = "bogus" }, `unknown group scorer "bogus"`},
-		{func(md map[string]any) { md["group_weights"] = []float64{1} }, "group scorer learned has 1 weights, want 7"},
-	} {
-		if _, err := load(fmt.Sprint("bad", i), withMeta(c.edit)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("load: %v, want %q", err, c.want)
-		}
-	}
-}
+// PairedGroups and GroupWeights serve the tests of package recommend_test.
+func PairedGroups(t *testing.T) *social.Dataset { return pairedGroups(t) }
+func GroupWeights(m *Model) []float64           { return m.groupWeights }
 
 // TestGroupBadInput: GroupRanking and RecommendGroups of a learned model
 // reject an unknown user and k < 1 as before; a huge k lists every

@@ -579,27 +579,21 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 		fmt.Fprintln(w)
 	}
 	if sel := rep.Served; sel.Scorer != "" {
-		fmt.Fprintf(w, "\nserved: friends ranked by %s, chosen on %d held-out training friendships (%d users scored, %v)\n",
-			sel.Scorer, sel.Edges, sel.Users, sel.Took.Round(time.Millisecond))
-		if sel.Reason != "" {
-			fmt.Fprintf(w, "served: %s\n", sel.Reason)
-		}
+		var lines []string
 		for _, c := range sel.Candidates {
-			fmt.Fprintf(w, "served: validation %-12s MAP %.4f P@10 %.4f\n", c.Scorer, c.MAP, c.P10)
+			lines = append(lines, fmt.Sprintf("validation %-13s MAP %.4f P@10 %.4f", c.Scorer, c.MAP, c.P10))
 		}
+		printServed(w, fmt.Sprintf("friends ranked by %s, chosen on %d held-out training friendships", sel.Scorer, sel.Edges), sel.Users, sel.Took, sel.Reason, lines)
 	}
 	if sel := rep.ServedGroups; sel.Scorer != "" {
-		fmt.Fprintf(w, "\nserved: groups ranked by %s, chosen on %d held-out training memberships (%d users scored, %v)\n",
-			sel.Scorer, sel.Memberships, sel.Users, sel.Took.Round(time.Millisecond))
-		if sel.Reason != "" {
-			fmt.Fprintf(w, "served: %s\n", sel.Reason)
-		}
+		var lines []string
 		for _, c := range sel.Candidates {
-			fmt.Fprintf(w, "served: validation %-13s MAP %.4f P@1 %.4f\n", c.Scorer, c.MAP, c.P1)
+			lines = append(lines, fmt.Sprintf("validation %-13s MAP %.4f P@1 %.4f", c.Scorer, c.MAP, c.P1))
 		}
 		for _, gw := range sel.Weights {
-			fmt.Fprintf(w, "served: learned weight %-13s %+.4f\n", gw.Feature, gw.Weight)
+			lines = append(lines, fmt.Sprintf("learned weight %-13s %+.4f", gw.Feature, gw.Weight))
 		}
+		printServed(w, fmt.Sprintf("groups ranked by %s, chosen on %d held-out training memberships", sel.Scorer, sel.Memberships), sel.Users, sel.Took, sel.Reason, lines)
 	}
 	if len(rep.Weights) > 0 {
 		fmt.Fprintf(w, "\nlearned kernel weights (Table 7.3)\n")
@@ -609,6 +603,17 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 	}
 	fmt.Fprint(w, "\nReference (independent implementation, ego-Facebook, seed 1): friends adamic-adar P@1 .56, P@10 .26, MAP .47;\n"+
 		"thesis-mode alignf P@1 about .13; groups friend-vote P@1 about .74.\n")
+}
+
+// printServed writes how a served model chose its scorer.
+func printServed(w io.Writer, chosen string, users int, took time.Duration, reason string, lines []string) {
+	fmt.Fprintf(w, "\nserved: %s (%d users scored, %v)\n", chosen, users, took.Round(time.Millisecond))
+	if reason != "" {
+		fmt.Fprintf(w, "served: %s\n", reason)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, "served:", l)
+	}
 }
 
 // VariantTagsFaves names the variant of a data set with tags and

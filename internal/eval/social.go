@@ -304,18 +304,16 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	return nil
 }
 
-func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
-	n, m := ds.N(), len(ds.Groups)
+// hideMemberships hides a seeded 20% of the memberships for testing: it
+// returns the visible ones, the visible members of each group, the visible
+// and the hidden groups of each user.
+func hideMemberships(ds *social.Dataset, rng *rand.Rand) (visible [][2]int, members, userGroups, hiddenGroups [][]int) {
 	perm := rng.Perm(len(ds.Memberships))
-	nHide := int(0.2 * float64(len(ds.Memberships)))
 	hide := make([]bool, len(ds.Memberships))
-	for _, idx := range perm[:nHide] {
+	for _, idx := range perm[:int(0.2*float64(len(ds.Memberships)))] {
 		hide[idx] = true
 	}
-	var visible [][2]int
-	members := make([][]int, m)      // visible members per group
-	userGroups := make([][]int, n)   // visible groups per user
-	hiddenGroups := make([][]int, n) // hidden groups per user
+	members, userGroups, hiddenGroups = make([][]int, len(ds.Groups)), make([][]int, ds.N()), make([][]int, ds.N())
 	for idx, e := range ds.Memberships {
 		if hide[idx] {
 			hiddenGroups[e[0]] = append(hiddenGroups[e[0]], e[1])
@@ -325,6 +323,13 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 		members[e[1]] = append(members[e[1]], e[0])
 		userGroups[e[0]] = append(userGroups[e[0]], e[1])
 	}
+	return visible, members, userGroups, hiddenGroups
+}
+
+func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
+	n, m := ds.N(), len(ds.Groups)
+	visible, members, userGroups, hiddenGroups := hideMemberships(ds, rng)
+	nHide := len(ds.Memberships) - len(visible)
 	rep.HiddenMembers = nHide
 	adj := adjacency(n, ds.Friends)
 	view := social.View{Friends: ds.Friends, Memberships: visible}

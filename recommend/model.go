@@ -56,8 +56,9 @@ type Options struct {
 	// kernels.
 	MKLR      mklr.Options
 	Negatives mklr.NegativeOptions
-	// Select configures the choice of the friend scorer on held-out
-	// training friendships (on by default; Select.Scorer fixes one).
+	// Select configures the choice of the friend and group scorers on
+	// held-out training friendships and memberships (on by default;
+	// Select.Scorer and Select.GroupScorer fix them).
 	Select SelectOptions
 	// Seed seeds the negatives, the import candidates, the kernels' random
 	// features, the validation friendships and the order among equal
@@ -160,10 +161,13 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 // combined kernel alone or Adamic-Adar) on validation friendships held out
 // of view: the same pipeline trained on the rest ranks them for their ends,
 // and the scorer with the best mean average precision ranks friends in the
-// model trained on all of view (whose mklr still gives the strengths and
-// the group scores). Errors wrap ErrLearner (the learner cannot be used
-// here), learners.ErrInput (the data cannot give what is needed: no
-// friendships, a listed kernel the data has not), or are ctx's. A learner
+// model trained on all of view (whose mklr still gives the strengths).
+// Likewise, unless opts.Select.GroupScorer fixes one, it chooses the group
+// scorer (GroupScorers) on memberships held out of view (by the same
+// validation model), fitting GroupLearned's weights on them. Errors wrap
+// ErrLearner (the learner cannot be used here), learners.ErrInput (the
+// data cannot give what is needed: no friendships, a listed kernel the
+// data has not; an unknown scorer, or learned fixed), or are ctx's. A learner
 // or refit that stops short is not an error: its last iterate is used and
 // Stats.Warnings says so.
 func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {

@@ -38,8 +38,8 @@ const (
 // validation numbers.
 var Scorers = []string{ScorerMKLR, ScorerKernel, ScorerAdamicAdar}
 
-// SelectOptions configures the choice of the friend scorer. The zero value
-// selects with the defaults.
+// SelectOptions configures the choice of the friend and group scorers.
+// The zero value selects with the defaults.
 type SelectOptions struct {
 	// Scorer, when set, ranks friends without validating: ScorerMKLR is
 	// the learned pipeline as the thesis has it (the evaluation's fixed

@@ -22,7 +22,7 @@ import (
 const (
 	// GroupMKLR is s(g, u), the expected number of u's friends among g's
 	// members: 1 for a friend, the strength model's prior-corrected
-	// probability for any other member (GroupScores' deviation note).
+	// probability for any other member (groupScoresOf's deviation note).
 	GroupMKLR = "mklr"
 	// GroupFriendVote counts u's friends among the members.
 	GroupFriendVote = "friend-vote"

@@ -196,7 +196,7 @@ func (m *Model) GroupScores(u int, score []float64) {
 	m.scoreGroups(m.groupScorer, u, f, score, nil)
 }
 
-// rankGroups ranks the groups u is not in by their scores s(g, u) in
+// rankGroups ranks the groups u is not in by their scores in
 // score (GroupScores) and returns the top k and their scores.
 func (m *Model) rankGroups(u, k int, score []float64) ([]int, []float64) {
 	top := topK(score, m.groupTie, k, func(g int) bool { return contains(m.groups[u], g) })

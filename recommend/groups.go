@@ -74,7 +74,7 @@ func (m *Model) sums() *groupSums {
 	s.once.Do(func() {
 		n, g := m.ds.N(), len(m.members)
 		s.regLap, s.kernel, s.co = make([]float64, n*g), make([]float64, n*g), make([]float64, g*g)
-		// Background: the sums cost one solve per group, a request's share.
+		// Not cancellable: computed once per model, m solves and products.
 		_ = parallel(context.Background(), g, func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, c int) {
 			x, y := buf[0], buf[1]
 			clear(x)

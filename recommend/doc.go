@@ -10,8 +10,12 @@
 // v), the combined kernel alone or Adamic-Adar, whichever ranked the
 // held-out friends best, so that the served ranking is never one that did
 // worse on the deployment's own data than another candidate; groups are the
-// groups u is not in, ranked by s(g, u), the expected number of u's
-// friends among g's members (section 7.4.3 sums f: see GroupScores). Every
+// groups u is not in, ranked by the group scorer Train chose the same way
+// on memberships it held out (groups.go): s(g, u), the expected number of
+// u's friends among g's members (section 7.4.3 sums f: see
+// groupScoresOf), a friend vote, an Adamic-Adar vote, a regularised
+// Laplacian vote, or a combination of these and group-side signals whose
+// weights were fitted on the held-out memberships. Every
 // recommendation carries its explanation: the contribution
 // theta_t K^t(u, v) of each base kernel to the combined kernel and its own
 // term in f, the common friends, and for groups the friends of u in the

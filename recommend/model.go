@@ -56,8 +56,9 @@ type Options struct {
 	// kernels.
 	MKLR      mklr.Options
 	Negatives mklr.NegativeOptions
-	// Select configures the choice of the friend scorer on held-out
-	// training friendships (on by default; Select.Scorer fixes one).
+	// Select configures the choice of the friend and group scorers on
+	// held-out training friendships and memberships (on by default;
+	// Select.Scorer and Select.GroupScorer fix them).
 	Select SelectOptions
 	// Seed seeds the negatives, the import candidates, the kernels' random
 	// features, the validation friendships and the order among equal
@@ -90,8 +91,10 @@ type Stats struct {
 	// Warnings says what stopped short (a learner or a refit that did not
 	// converge: its last iterate is used).
 	Warnings []string
-	// Selection says which scorer ranks friends and how it was chosen.
-	Selection Selection
+	// Selection says which scorer ranks friends and how it was chosen;
+	// GroupSelection the same of groups.
+	Selection      Selection
+	GroupSelection GroupSelection
 }
 
 // KernelWeight is one learned weight.
@@ -103,19 +106,26 @@ type KernelWeight struct {
 // Model is a trained recommender over one data set. It is safe for
 // concurrent use.
 type Model struct {
-	ds        *social.Dataset
-	kernels   []social.NamedKernel // the base kernels, in weight order
-	weights   []float64
-	combined  learners.KernelMatrix
-	strength  *mklr.Model
-	scorer    string // what ranks friends: one of Scorers
-	relations        // the view's
-	noData    []bool // users with no relation and no content at all
-	userTie   []int  // rank among equal scores: seeded permutations
-	groupTie  []int
-	offset    float64 // prior correction of f: see priorOffset
-	stats     Stats
-	top       *precomputed // nil: every request ranks from scratch
+	ds       *social.Dataset
+	kernels  []social.NamedKernel // the base kernels, in weight order
+	weights  []float64
+	combined learners.KernelMatrix
+	strength *mklr.Model
+	scorer   string // what ranks friends: one of Scorers
+	// regLap is the regularised Laplacian of the view's friendships (not
+	// a base kernel: Options.Kernels); groupScorer ranks groups (one of
+	// GroupScorers), with groupWeights for GroupLearned.
+	regLap       learners.KernelMatrix
+	groupScorer  string
+	groupWeights []float64
+	relations               // the view's
+	groupSums    *groupSums // computed on first use
+	noData       []bool     // users with no relation and no content at all
+	userTie      []int      // rank among equal scores: seeded permutations
+	groupTie     []int
+	offset       float64 // prior correction of f: see priorOffset
+	stats        Stats
+	top          *precomputed // nil: every request ranks from scratch
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view and MKLR.Base the default,
@@ -151,10 +161,13 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 // combined kernel alone or Adamic-Adar) on validation friendships held out
 // of view: the same pipeline trained on the rest ranks them for their ends,
 // and the scorer with the best mean average precision ranks friends in the
-// model trained on all of view (whose mklr still gives the strengths and
-// the group scores). Errors wrap ErrLearner (the learner cannot be used
-// here), learners.ErrInput (the data cannot give what is needed: no
-// friendships, a listed kernel the data has not), or are ctx's. A learner
+// model trained on all of view (whose mklr still gives the strengths).
+// Likewise, unless opts.Select.GroupScorer fixes one, it chooses the group
+// scorer (GroupScorers) on memberships held out of view (by the same
+// validation model), fitting GroupLearned's weights on them. Errors wrap
+// ErrLearner (the learner cannot be used here), learners.ErrInput (the
+// data cannot give what is needed: no friendships, a listed kernel the
+// data has not; an unknown scorer, or learned fixed), or are ctx's. A learner
 // or refit that stops short is not an error: its last iterate is used and
 // Stats.Warnings says so.
 func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {
@@ -162,16 +175,19 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	if opts.Select.Scorer != "" && !slices.Contains(Scorers, opts.Select.Scorer) {
 		return nil, fmt.Errorf("%w: unknown friend scorer %q (%s)", learners.ErrInput, opts.Select.Scorer, strings.Join(Scorers, ", "))
 	}
+	if opts.Select.GroupScorer == GroupLearned || opts.Select.GroupScorer != "" && !slices.Contains(GroupScorers, opts.Select.GroupScorer) {
+		return nil, fmt.Errorf("%w: group scorer %q cannot be fixed (%s; %s is fitted when chosen)", learners.ErrInput, opts.Select.GroupScorer, strings.Join(GroupScorers[:len(GroupScorers)-1], ", "), GroupLearned)
+	}
 	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
 	m, err := trainPipeline(ctx, ds, view, opts, logf)
 	if err != nil {
 		return nil, err
 	}
-	sel := Selection{Scorer: opts.Select.Scorer, Reason: "fixed by the options"}
-	if sel.Scorer == "" {
-		if sel, err = selectScorer(ctx, ds, view, opts, logf); err != nil {
-			return nil, err
-		}
+	sel, gsel, err := selectScorers(ctx, ds, view, opts, logf)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Select.Scorer == "" {
 		args := []any{"scorer", sel.Scorer, "validation_edges", sel.Edges, "validation_users", sel.Users, "took", sel.Took.Round(time.Millisecond)}
 		for _, c := range sel.Candidates {
 			args = append(args, c.Scorer, fmt.Sprintf("MAP %.4f P@10 %.4f", c.MAP, c.P10))
@@ -181,7 +197,24 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 		}
 		logf("friend scorer chosen", args...)
 	}
+	if opts.Select.GroupScorer == "" {
+		args := []any{"scorer", gsel.Scorer, "validation_memberships", gsel.Memberships, "validation_users", gsel.Users, "took", gsel.Took.Round(time.Millisecond)}
+		for _, c := range gsel.Candidates {
+			args = append(args, c.Scorer, fmt.Sprintf("MAP %.4f P@1 %.4f", c.MAP, c.P1))
+		}
+		if len(gsel.Weights) > 0 {
+			args = append(args, "learned_weights", gsel.Weights)
+		}
+		if gsel.Reason != "" {
+			args = append(args, "reason", gsel.Reason)
+		}
+		logf("group scorer chosen", args...)
+	}
+	if gsel.Scorer == GroupLearned {
+		m.groupWeights = gsel.learnedWeights()
+	}
 	m.scorer, m.stats.Selection = sel.Scorer, sel
+	m.groupScorer, m.stats.GroupSelection = gsel.Scorer, gsel
 	return m, nil
 }
 
@@ -207,7 +240,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st, scorer: ScorerMKLR,
+	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st, scorer: ScorerMKLR, groupScorer: GroupMKLR,
 		full:       slices.Equal(view.Friends, ds.Friends) && slices.Equal(view.Memberships, ds.Memberships),
 		customBase: opts.MKLR.Base != nil, dataVersion: ds.Version()}
 
@@ -217,11 +250,11 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	if err != nil {
 		return nil, err
 	}
-	base, target, err := split(kernels, view, n, opts.Target)
+	base, target, regLap, err := split(kernels, view, n, opts.Target)
 	if err != nil {
 		return nil, err
 	}
-	m.kernels = base
+	m.kernels, m.regLap = base, regLap
 	m.stats.Kernels = time.Since(start)
 
 	start = time.Now()
@@ -305,12 +338,14 @@ func Learners() []string {
 	return out
 }
 
-// split separates the learned base kernels from the target: the friendship
-// matrix, or the groups kernel for TargetGroups.
-func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y learners.KernelMatrix, err error) {
+// split separates the learned base kernels from the target (the
+// friendship matrix, or the groups kernel for TargetGroups) and from the
+// regularised Laplacian (nil when not built), which only scores groups.
+func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap learners.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
+			regLap = k.K
 		case target == TargetGroups && k.Name == social.KernelGroups:
 			y = k.K
 		default:
@@ -320,16 +355,16 @@ func split(kernels []social.NamedKernel, view social.View, n int, target Target)
 	if target == TargetFriends {
 		y, err = social.FriendMatrix(n, view.Friends)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if y == nil {
-		return nil, nil, fmt.Errorf("%w: the group target needs memberships, and the data has none", learners.ErrInput)
+		return nil, nil, nil, fmt.Errorf("%w: the group target needs memberships, and the data has none", learners.ErrInput)
 	}
 	if len(base) == 0 {
-		return nil, nil, fmt.Errorf("%w: the data gives no base kernel to combine", learners.ErrInput)
+		return nil, nil, nil, fmt.Errorf("%w: the data gives no base kernel to combine", learners.ErrInput)
 	}
-	return base, y, nil
+	return base, y, regLap, nil
 }
 
 // combine fits the learner and forms the combined kernel sum_t theta_t K_t.
@@ -436,6 +471,7 @@ func newRelations(ds *social.Dataset, view social.View) relations {
 func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
+	m.groupSums = &groupSums{}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

@@ -59,7 +59,10 @@ type Contribution struct {
 // GroupRec is one recommended group and why.
 type GroupRec struct {
 	Group string `json:"group"`
-	// Score is s(g, u), the expected number of u's friends in g (GroupScores).
+	// Score is what the model ranks groups by (Model.GroupScorer, chosen
+	// on held-out training memberships; GroupScorers documents each): for
+	// mklr s(g, u), the expected number of u's friends in g; for learned
+	// the logistic regression's log-odds but its intercept.
 	Score   float64 `json:"score"`
 	Members int     `json:"members"`
 	// Friends lists up to MaxListed of u's friends in the group;
@@ -152,8 +155,8 @@ func (m *Model) explainScore(u, v int, rec *FriendRec) {
 	rec.Pairs = rec.LogOdds - rec.Intercept - rec.KernelTerm - terms
 }
 
-// RecommendGroups ranks the groups u is not in by GroupScores and returns
-// the top k.
+// RecommendGroups ranks the groups u is not in by the model's group
+// scorer (GroupScores) and returns the top k, ties in a seeded order.
 func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 	if err := checkArgs(m, u, k); err != nil {
 		return nil, err
@@ -207,7 +210,19 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	return m.rankGroups(u, k, score)
 }
 
-// rankGroups ranks the groups u is not in by their scores s(g, u) in
+// GroupScores sets score[g] to the score RecommendGroups ranks g by for
+// u, the model's group scorer's (GroupScorer; score has one entry per
+// group).
+func (m *Model) GroupScores(u int, score []float64) {
+	var f []float64
+	if groupNeedsStrength(m.groupScorer) {
+		f = make([]float64, m.ds.N())
+		m.strength.ScoreAll(u, f)
+	}
+	m.scoreGroups(m.groupScorer, u, f, score, nil)
+}
+
+// rankGroups ranks the groups u is not in by their scores in
 // score (GroupScores) and returns the top k and their scores.
 func (m *Model) rankGroups(u, k int, score []float64) ([]int, []float64) {
 	top := topK(score, m.groupTie, k, func(g int) bool { return contains(m.groups[u], g) })
@@ -222,23 +237,17 @@ func pick(score []float64, idx []int) []float64 {
 	return out
 }
 
-// GroupScores sets score[g] = s(g, u), the expected number of u's friends
-// among g's visible members j != u: 1 for a visible friend, Strength(u, j)
-// for the others (score has one entry per group). DEVIATION: section
-// 7.4.3 sums f itself; with mklr's intercept (about -2.5) every member
-// adds a negative term and the largest groups rank last (BlogCatalog,
-// seed 1: alignf+mklr P@1 0.011). Summing the uncorrected sigmoid(f),
-// fitted on balanced pairs, gives every member a sizeable share and ranks
-// big groups first (ego-Facebook: P@1 0.539 against friend-vote's 0.734);
-// the prior-corrected strengths with friends counted as friends give
-// 0.737 (eval social --seed 1).
-func (m *Model) GroupScores(u int, score []float64) {
-	row := make([]float64, m.ds.N())
-	m.strength.ScoreAll(u, row)
-	m.groupScoresOf(u, row, score)
-}
-
-// groupScoresOf is GroupScores from row = f(u, .), which it overwrites.
+// groupScoresOf sets score[g] = s(g, u) (GroupMKLR) from row = f(u, .),
+// which it overwrites: the expected number of u's friends among g's
+// visible members j != u, 1 for a visible friend, Strength(u, j) for the
+// others (score has one entry per group). DEVIATION: section 7.4.3 sums f
+// itself; with mklr's intercept (about -2.5) every member adds a negative
+// term and the largest groups rank last (BlogCatalog, seed 1: alignf+mklr
+// P@1 0.011). Summing the uncorrected sigmoid(f), fitted on balanced
+// pairs, gives every member a sizeable share and ranks big groups first
+// (ego-Facebook: P@1 0.539 against friend-vote's 0.734); the
+// prior-corrected strengths with friends counted as friends give 0.737
+// (eval social --seed 1).
 func (m *Model) groupScoresOf(u int, row, score []float64) {
 	for j, f := range row {
 		row[j] = sigmoid(f - m.offset)

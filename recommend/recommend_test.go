@@ -229,7 +229,7 @@ func TestFriendScoreParts(t *testing.T) {
 // others), computed here from Score, and the friends listed.
 func TestGroupRecommendations(t *testing.T) {
 	ds := demoData(t)
-	m := train(t, ds, recommend.Options{Learner: "uniform"})
+	m := train(t, ds, recommend.Options{Learner: "uniform", Select: recommend.SelectOptions{GroupScorer: recommend.GroupMKLR}})
 	members := make([][]int, len(ds.Groups))
 	for _, e := range ds.Memberships {
 		members[e[1]] = append(members[e[1]], e[0])

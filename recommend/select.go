@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kernelrank/kernelrank/social"
@@ -36,8 +38,8 @@ const (
 // validation numbers.
 var Scorers = []string{ScorerMKLR, ScorerKernel, ScorerAdamicAdar}
 
-// SelectOptions configures the choice of the friend scorer. The zero value
-// selects with the defaults.
+// SelectOptions configures the choice of the friend and group scorers.
+// The zero value selects with the defaults.
 type SelectOptions struct {
 	// Scorer, when set, ranks friends without validating: ScorerMKLR is
 	// the learned pipeline as the thesis has it (the evaluation's fixed
@@ -49,9 +51,21 @@ type SelectOptions struct {
 	// With fewer than MinEdges held out, mklr is served unvalidated.
 	Fraction float64 `json:"fraction"`
 	MinEdges int     `json:"min_edges"`
-	// MaxUsers caps the validation users (the ends of the held-out
-	// friendships) scored: a seeded sample (default 2000).
+	// MaxUsers caps the validation users of each task (the ends of the
+	// held-out friendships, the users of the held-out memberships) scored:
+	// a seeded sample (default 2000).
 	MaxUsers int `json:"max_users"`
+	// GroupScorer, when set, ranks groups without validating: GroupMKLR
+	// is the thesis' pipeline. "" chooses.
+	GroupScorer string `json:"group_scorer,omitempty"`
+	// GroupFraction of the memberships held out for choosing the group
+	// scorer and fitting GroupLearned (default 0.15), at least
+	// MinMemberships of them (default 20): a seeded walk over the
+	// memberships holds one out while its user keeps one visible. One
+	// validation model serves both choices: it is trained without the
+	// held-out friendships and memberships.
+	GroupFraction  float64 `json:"group_fraction"`
+	MinMemberships int     `json:"min_memberships"`
 }
 
 func (o *SelectOptions) defaults() {
@@ -63,6 +77,12 @@ func (o *SelectOptions) defaults() {
 	}
 	if o.MaxUsers <= 0 {
 		o.MaxUsers = 2000
+	}
+	if o.GroupFraction <= 0 {
+		o.GroupFraction = 0.15
+	}
+	if o.MinMemberships <= 0 {
+		o.MinMemberships = 20
 	}
 }
 
@@ -89,82 +109,133 @@ type Validation struct {
 	P10    float64 `json:"p10"`
 }
 
-// selectScorer holds out validation friendships of view, trains the
-// learned pipeline on the rest, and returns the scorer with the best MAP
-// (then P@10, then the order of Scorers) on the held-out ones.
-func selectScorer(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, error) {
+// selectScorers holds out validation friendships and memberships of view
+// (those of the scorers opts.Select leaves open), trains the learned
+// pipeline on the rest, and chooses on the held-out ones: the friend
+// scorer with the best MAP (then P@10, then the order of Scorers), the
+// group scorer with the best MAP (then P@1, then the order of
+// GroupScorers), GroupLearned fitted on the same memberships.
+func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, error) {
 	start := time.Now()
 	so := opts.Select
-	so.defaults()
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5e1ec7))
+	grng := rand.New(rand.NewPCG(opts.Seed, 0x6e0c5))
 	n := ds.N()
-	visible, held := social.HoldOut(n, view.Friends, max(int(math.Round(so.Fraction*float64(len(view.Friends)))), so.MinEdges), rng)
-	sel := Selection{Scorer: ScorerMKLR, Edges: len(held)}
-	if len(held) < so.MinEdges {
-		sel.Reason = fmt.Sprintf("only %d friendships can be held out (each end keeping 2 visible friends), fewer than %d: mklr is served unvalidated", len(held), so.MinEdges)
-		return sel, nil
+	sel := Selection{Scorer: cmp.Or(so.Scorer, ScorerMKLR)}
+	gsel := GroupSelection{Scorer: cmp.Or(so.GroupScorer, GroupMKLR)}
+	friends, heldF := view.Friends, [][2]int(nil)
+	if so.Scorer != "" {
+		sel.Reason = "fixed by the options"
+	} else if friends, heldF = social.HoldOut(n, view.Friends, max(int(math.Round(so.Fraction*float64(len(view.Friends)))), so.MinEdges), rng); len(heldF) < so.MinEdges {
+		sel.Edges = len(heldF)
+		sel.Reason = fmt.Sprintf("only %d friendships can be held out (each end keeping 2 visible friends), fewer than %d: mklr is served unvalidated", len(heldF), so.MinEdges)
+		friends, heldF = view.Friends, nil
+	}
+	memberships, heldM := view.Memberships, [][2]int(nil)
+	if so.GroupScorer != "" {
+		gsel.Reason = "fixed by the options"
+	} else if memberships, heldM = social.HoldOutMemberships(n, view.Memberships, max(int(math.Round(so.GroupFraction*float64(len(view.Memberships)))), so.MinMemberships), grng); len(heldM) < so.MinMemberships {
+		gsel.Memberships = len(heldM)
+		gsel.Reason = fmt.Sprintf("only %d memberships can be held out (each user keeping one), fewer than %d: mklr ranks groups unvalidated", len(heldM), so.MinMemberships)
+		memberships, heldM = view.Memberships, nil
+	}
+	if heldF == nil && heldM == nil {
+		return sel, gsel, nil
 	}
 	sub := opts
-	sub.Select.Scorer = ScorerMKLR
-	logf("training the validation model", "friendships", len(visible), "held_out", len(held))
-	vm, err := trainPipeline(ctx, ds, social.View{Friends: visible, Memberships: view.Memberships}, sub, func(string, ...any) {})
+	sub.Select.Scorer, sub.Select.GroupScorer = ScorerMKLR, GroupMKLR
+	logf("training the validation model", "friendships", len(friends), "held_out", len(heldF), "memberships", len(memberships), "held_out_memberships", len(heldM))
+	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, func(string, ...any) {})
 	if err != nil {
 		if ctx.Err() != nil {
-			return sel, ctx.Err()
+			return sel, gsel, ctx.Err()
 		}
-		sel.Reason = fmt.Sprintf("the validation model failed (%v): mklr is served unvalidated", err)
-		return sel, nil
+		if heldF != nil {
+			sel.Reason = fmt.Sprintf("the validation model failed (%v): mklr is served unvalidated", err)
+		}
+		if heldM != nil {
+			gsel.Reason = fmt.Sprintf("the validation model failed (%v): mklr ranks groups unvalidated", err)
+		}
+		return sel, gsel, nil
 	}
 	if validationHook != nil {
-		validationHook(vm, held)
+		validationHook(vm, heldF, heldM)
 	}
-	relevant := make([][]int, n)
-	for _, e := range held {
-		relevant[e[0]] = append(relevant[e[0]], e[1])
-		relevant[e[1]] = append(relevant[e[1]], e[0])
+	if heldF != nil {
+		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng); err != nil {
+			return sel, gsel, err
+		}
+		sel.Took = time.Since(start)
 	}
+	if heldM != nil {
+		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng); err != nil {
+			return sel, gsel, err
+		}
+		gsel.Took = time.Since(start)
+	}
+	return sel, gsel, nil
+}
+
+// validationUsers returns the users with a relevant item, a seeded sample
+// of at most limit of them, sorted.
+func validationUsers(relevant [][]int, limit int, rng *rand.Rand) []int {
 	var users []int
 	for u, r := range relevant {
 		if len(r) > 0 {
 			users = append(users, u)
 		}
 	}
-	if len(users) > so.MaxUsers {
+	if len(users) > limit {
 		rng.Shuffle(len(users), func(i, j int) { users[i], users[j] = users[j], users[i] })
-		users = users[:so.MaxUsers]
+		users = users[:limit]
 		slices.Sort(users)
 	}
-	sel.Users = len(users)
-	ap, p10 := make([][]float64, len(Scorers)), make([][]float64, len(Scorers))
-	for s := range Scorers {
-		ap[s], p10[s] = make([]float64, len(users)), make([]float64, len(users))
-	}
-	var next int64
-	var mu sync.Mutex
+	return users
+}
+
+// parallel calls work(state, i) for every i in [0, count) on every CPU,
+// each worker with its own state from newState, until ctx is done.
+func parallel[S any](ctx context.Context, count int, newState func() S, work func(state S, i int)) error {
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			score, scratch := make([]float64, n), make([]float64, n)
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := int(next)
-				next++
-				mu.Unlock()
-				if i >= len(users) {
-					return
-				}
-				u := users[i]
-				for s, name := range Scorers {
-					vm.friendScores(name, u, score, scratch)
-					ap[s][i], p10[s][i] = vm.validate(u, score, relevant[u])
-				}
+			state := newState()
+			for i := int(next.Add(1) - 1); i < count && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				work(state, i)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	return ctx.Err()
+}
+
+// selectFriendScorer scores the held-out friendships of the validation
+// model m for their ends (at most maxUsers of them) with every friend
+// scorer and returns the best.
+func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (Selection, error) {
+	n := m.ds.N()
+	relevant := make([][]int, n)
+	for _, e := range held {
+		relevant[e[0]] = append(relevant[e[0]], e[1])
+		relevant[e[1]] = append(relevant[e[1]], e[0])
+	}
+	users := validationUsers(relevant, maxUsers, rng)
+	sel := Selection{Edges: len(held), Users: len(users)}
+	ap, p10 := make([][]float64, len(Scorers)), make([][]float64, len(Scorers))
+	for s := range Scorers {
+		ap[s], p10[s] = make([]float64, len(users)), make([]float64, len(users))
+	}
+	err := parallel(ctx, len(users), func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, i int) {
+		u := users[i]
+		for s, name := range Scorers {
+			m.friendScores(name, u, buf[0], buf[1])
+			ap[s][i], p10[s][i] = rankStats(buf[0], m.userTie, m.friends[u], u, relevant[u], 10)
+		}
+	})
+	if err != nil {
 		return sel, err
 	}
 	best := -1
@@ -176,7 +247,6 @@ func selectScorer(ctx context.Context, ds *social.Dataset, view social.View, opt
 		}
 	}
 	sel.Scorer = Scorers[best]
-	sel.Took = time.Since(start)
 	return sel, nil
 }
 
@@ -188,39 +258,40 @@ func mean(x []float64) float64 {
 	return s / float64(max(len(x), 1))
 }
 
-// validate returns the average precision and the precision at 10 of u's
-// ranking by score (RecommendFriends' rule: every user but u and u's
-// visible friends, equal scores in userTie order) for the relevant users
-// (none of them visible friends).
-func (m *Model) validate(u int, score []float64, relevant []int) (ap, p10 float64) {
+// rankStats returns the average precision and the precision at k of
+// the ranking by score (equal scores in tie order) of the candidates,
+// every index but self (-1: none) and those in excluded (sorted), for the
+// relevant ones (candidates all).
+func rankStats(score []float64, tie []int, excluded []int, self int, relevant []int, k int) (ap, pk float64) {
 	ranks := make([]int, len(relevant))
 	for i, r := range relevant {
-		sr, tr := score[r], m.userTie[r]
+		sr, tr := score[r], tie[r]
+		above := func(w int) bool { return score[w] > sr || score[w] == sr && tie[w] < tr }
 		better := 0
-		for w, sw := range score {
-			if sw > sr || sw == sr && m.userTie[w] < tr {
+		for w := range score {
+			if above(w) {
 				better++
 			}
 		}
-		// u and u's visible friends are no candidates.
-		if score[u] > sr || score[u] == sr && m.userTie[u] < tr {
+		if self >= 0 && above(self) {
 			better--
 		}
-		for _, f := range m.friends[u] {
-			if score[f] > sr || score[f] == sr && m.userTie[f] < tr {
+		for _, w := range excluded {
+			if above(w) {
 				better--
 			}
 		}
 		ranks[i] = better
 	}
 	slices.Sort(ranks)
+	hits := 0
 	for i, r := range ranks {
 		ap += float64(i+1) / float64(r+1)
-		if r < 10 {
-			p10 += 0.1
+		if r < k {
+			hits++
 		}
 	}
-	return ap / float64(len(relevant)), p10
+	return ap / float64(len(relevant)), float64(hits) / float64(k)
 }
 
 // friendScores sets dst[v] to the named scorer's score of u and v for
@@ -282,8 +353,8 @@ func (m *Model) FriendRanking(u, k int) ([]int, error) {
 }
 
 // validationHook, when set (by tests), sees the validation model and the
-// held-out friendships.
-var validationHook func(vm *Model, held [][2]int)
+// held-out friendships and memberships.
+var validationHook func(vm *Model, friends, memberships [][2]int)
 
 var errUnknownScorer = errors.New("unknown friend scorer")
 

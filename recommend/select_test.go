@@ -19,9 +19,14 @@ import (
 // synthetic writes a network in the kernelrank format and loads it: users
 // u0..u(n-1) with the given tags and faves, and the friendships.
 func synthetic(t *testing.T, n int, edges [][2]int, tags, faves func(u int) []string) *social.Dataset {
+	return syntheticGroups(t, n, edges, tags, faves, nil)
+}
+
+// syntheticGroups is synthetic with memberships (user, group gK).
+func syntheticGroups(t *testing.T, n int, edges [][2]int, tags, faves func(u int) []string, memberships [][2]int) *social.Dataset {
 	t.Helper()
 	dir := t.TempDir()
-	var users, friends strings.Builder
+	var users, friends, groups strings.Builder
 	for u := range n {
 		b, err := json.Marshal(social.User{ID: fmt.Sprintf("u%d", u), Tags: tags(u), Faves: faves(u)})
 		if err != nil {
@@ -32,7 +37,10 @@ func synthetic(t *testing.T, n int, edges [][2]int, tags, faves func(u int) []st
 	for _, e := range edges {
 		fmt.Fprintf(&friends, "u%d,u%d\n", e[0], e[1])
 	}
-	for name, text := range map[string]string{"users.jsonl": users.String(), "friends.csv": friends.String()} {
+	for _, e := range memberships {
+		fmt.Fprintf(&groups, "u%d,g%d\n", e[0], e[1])
+	}
+	for name, text := range map[string]string{"users.jsonl": users.String(), "friends.csv": friends.String(), "memberships.csv": groups.String()} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +207,7 @@ func TestValidationFriendshipsAreNeverTrainedOn(t *testing.T) {
 	ds := sharedFaves(t)
 	var held [][2]int
 	var vm *Model
-	validationHook = func(m *Model, h [][2]int) { vm, held = m, h }
+	validationHook = func(m *Model, h, _ [][2]int) { vm, held = m, h }
 	defer func() { validationHook = nil }()
 	m := trainT(t, ds, Options{Seed: 3})
 	want := int(math.Round(0.1 * float64(len(ds.Friends))))

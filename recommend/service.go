@@ -330,7 +330,7 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 		return nil, err
 	}
 	st := m.Stats()
-	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "warnings", len(st.Warnings))
+	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "group_scorer", st.GroupSelection.Scorer, "warnings", len(st.Warnings))
 	start = time.Now()
 	report("precomputing top-k", 0)
 	m, err = m.WithTop(ctx, s.opts.TopK, func(f float64) { report("precomputing top-k", f) })

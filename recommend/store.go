@@ -19,7 +19,7 @@ import (
 // A stored model is a version of a cache.Store model named by StoreName,
 // in parts: "meta", a small JSON document (the settings, the data version,
 // the kernel weights, the offset, the strength model's scalars and stats,
-// the creation time), and numeric arrays as cache values: the imports
+// the chosen friend and group scorers, the creation time), and numeric arrays as cache values: the imports
 // (int32, |S| x 2), their coefficients and the base kernels' terms
 // (float64), and with WithTop the precomputed top-k (int32 indices,
 // float64 scores, n x k). The n x n kernels are not stored: Load rebuilds
@@ -117,6 +117,11 @@ type meta struct {
 	// Scorer ranks friends (Scorers); a model stored before the choice
 	// existed has none and ranks by mklr.
 	Scorer string `json:"scorer,omitempty"`
+	// GroupScorer ranks groups (GroupScorers), with GroupWeights for
+	// GroupLearned; a model stored before the choice existed has none and
+	// ranks by mklr.
+	GroupScorer  string    `json:"group_scorer,omitempty"`
+	GroupWeights []float64 `json:"group_weights,omitempty"`
 	// Check holds f at the first imports; Load compares the rebuilt
 	// model's scores with them.
 	Check   []float64 `json:"check"`
@@ -145,7 +150,7 @@ func (m *Model) Encode() (map[string][]byte, error) {
 	st := m.strength.State()
 	md := meta{Layout: layoutVersion, Settings: m.settings, DataVersion: m.DataVersion(), Users: m.ds.N(), Groups: len(m.ds.Groups),
 		Stats: m.stats, Offset: m.offset, Pair: st.Pair, Bias: st.Bias, KernelTerm: st.KernelTerm, Gamma: st.Gamma,
-		Strength: st.Stats, Scorer: m.scorer, Created: time.Now().UTC()}
+		Strength: st.Stats, Scorer: m.scorer, GroupScorer: m.groupScorer, GroupWeights: m.groupWeights, Created: time.Now().UTC()}
 	for _, p := range st.Imports[:min(len(st.Imports), checkPairs)] {
 		md.Check = append(md.Check, m.Score(p.I, p.J))
 	}
@@ -239,6 +244,10 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 	if m.scorer, err = checkScorer(md.Scorer); err != nil {
 		return nil, fmt.Errorf("%s: part meta: %w", where, err)
 	}
+	if m.groupScorer, err = checkGroupScorer(md.GroupScorer, md.GroupWeights); err != nil {
+		return nil, fmt.Errorf("%s: part meta: %w", where, err)
+	}
+	m.groupWeights = md.GroupWeights
 	if err := m.rebuildKernels(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -293,10 +302,11 @@ func (m *Model) rebuildKernels(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	base, _, err := split(kernels, view, m.ds.N(), m.settings.Target)
+	base, _, regLap, err := split(kernels, view, m.ds.N(), m.settings.Target)
 	if err != nil {
 		return err
 	}
+	m.regLap = regLap
 	if len(base) != len(m.stats.Weights) {
 		return fmt.Errorf("the data gives %d base kernels, the model has %d weights", len(base), len(m.stats.Weights))
 	}

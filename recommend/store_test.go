@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"path/filepath"
@@ -54,6 +55,20 @@ func sameAnswers(t *testing.T, a, b *recommend.Model, u, k int, tol float64) {
 	}
 }
 
+// encoded returns m's parts and an empty directory store.
+func encoded(t *testing.T, m *recommend.Model) (map[string][]byte, cache.Store) {
+	t.Helper()
+	parts, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parts, store
+}
+
 // roundTrip writes m (with its top-k) as version "v1" to a directory store
 // and loads it back over ds.
 func roundTrip(t *testing.T, m *recommend.Model, ds *social.Dataset, topK int) *recommend.Model {
@@ -63,14 +78,7 @@ func roundTrip(t *testing.T, m *recommend.Model, ds *social.Dataset, topK int) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := mt.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := cache.NewDirStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	parts, store := encoded(t, mt)
 	name, err := recommend.StoreName(recommend.Options{Learner: m.Stats().Learner})
 	if err != nil {
 		t.Fatal(err)
@@ -295,39 +303,18 @@ func TestStoredScorers(t *testing.T) {
 
 	ctx := context.Background()
 	m := train(t, ds, recommend.Options{Learner: "uniform", Select: recommend.SelectOptions{Scorer: recommend.ScorerKernel}})
-	parts, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := cache.NewDirStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	parts, store := encoded(t, m)
 	withScorer := func(scorer any) map[string][]byte {
-		v, err := cache.Decode(parts["meta"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var md map[string]any
-		if err := json.Unmarshal(v.Bytes, &md); err != nil {
-			t.Fatal(err)
-		}
-		if md["scorer"] != recommend.ScorerKernel {
-			t.Fatalf("meta scorer %v", md["scorer"])
-		}
-		if scorer == nil {
-			delete(md, "scorer")
-		} else {
-			md["scorer"] = scorer
-		}
-		js, _ := json.Marshal(md)
-		b, err := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := maps.Clone(parts)
-		out["meta"] = b
-		return out
+		return editMeta(t, parts, func(md map[string]any) {
+			if md["scorer"] != recommend.ScorerKernel {
+				t.Fatalf("meta scorer %v", md["scorer"])
+			}
+			if scorer == nil {
+				delete(md, "scorer")
+			} else {
+				md["scorer"] = scorer
+			}
+		})
 	}
 	if err := store.Write(ctx, "m", "old", withScorer(nil)); err != nil {
 		t.Fatal(err)
@@ -343,5 +330,68 @@ func TestStoredScorers(t *testing.T) {
 	}
 	if _, err := recommend.Load(ctx, store, "m", "bogus", ds, ds.Version()); err == nil || !strings.Contains(err.Error(), `unknown friend scorer "bogus"`) {
 		t.Errorf("unknown scorer: %v", err)
+	}
+}
+
+// editMeta returns parts with the meta part edited as JSON.
+func editMeta(t *testing.T, parts map[string][]byte, edit func(md map[string]any)) map[string][]byte {
+	t.Helper()
+	v, err := cache.Decode(parts["meta"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md map[string]any
+	if err := json.Unmarshal(v.Bytes, &md); err != nil {
+		t.Fatal(err)
+	}
+	edit(md)
+	js, _ := json.Marshal(md)
+	b, err := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := maps.Clone(parts)
+	out["meta"] = b
+	return out
+}
+
+// TestStoredGroupScorer: a stored model serves the group scorer it was
+// trained with, precomputed and ranked now; a meta without one (stored
+// before the choice) ranks by mklr; an unknown one or learned weights of
+// the wrong length fail to load.
+func TestStoredGroupScorer(t *testing.T) {
+	ds := recommend.PairedGroups(t)
+	m := train(t, ds, recommend.Options{Learner: "uniform"})
+	loaded := roundTrip(t, m, ds, 5)
+	if m.GroupScorer() != recommend.GroupLearned || loaded.GroupScorer() != recommend.GroupLearned ||
+		!slices.Equal(recommend.GroupWeights(loaded), recommend.GroupWeights(m)) || loaded.Stats().GroupSelection.Scorer != recommend.GroupLearned {
+		t.Fatalf("trained %s, loaded %s %v (%+v)", m.GroupScorer(), loaded.GroupScorer(), recommend.GroupWeights(loaded), loaded.Stats().GroupSelection)
+	}
+	for u := range ds.N() {
+		for _, k := range []int{3, 16} { // precomputed, and ranked now
+			sameAnswers(t, m, loaded, u, k, 1e-12)
+		}
+	}
+	ctx := context.Background()
+	parts, store := encoded(t, m)
+	for i, c := range []struct {
+		edit func(map[string]any)
+		want string
+	}{
+		{func(md map[string]any) { delete(md, "group_scorer"); delete(md, "group_weights") }, ""},
+		{func(md map[string]any) { md["group_scorer"] = "bogus" }, `unknown group scorer "bogus"`},
+		{func(md map[string]any) { md["group_weights"] = []float64{1} }, "group scorer learned has 1 weights, want 7"},
+	} {
+		version := fmt.Sprint("v", i)
+		if err := store.Write(ctx, "m", version, editMeta(t, parts, c.edit)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := recommend.Load(ctx, store, "m", version, ds, ds.Version())
+		switch {
+		case c.want == "" && (err != nil || got.GroupScorer() != recommend.GroupMKLR):
+			t.Errorf("a meta without group scorer: %v, %v", err, got)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("load: %v, want %q", err, c.want)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package recommend
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -69,37 +68,31 @@ func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float
 	}
 	n := m.ds.N()
 	top := &precomputed{friends: newTopList(n, k), groups: newTopList(n, min(k, len(m.ds.Groups)))}
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
+	var done atomic.Int64
 	var report sync.Mutex // one progress call at a time
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			score, scratch, groupScore := make([]float64, n), make([]float64, n), make([]float64, len(m.ds.Groups))
-			for u := int(next.Add(1) - 1); u < n && ctx.Err() == nil; u = int(next.Add(1) - 1) {
-				if !m.noData[u] {
-					items, scores := m.rankFriends(u, k, score, scratch)
-					top.friends.set(u, items, scores)
-					if top.groups.k > 0 {
-						if m.scorer != ScorerMKLR {
-							m.strength.ScoreAll(u, score)
-						} // else score still holds f(u, .)
-						m.groupScoresOf(u, score, groupScore)
-						items, scores = m.rankGroups(u, top.groups.k, groupScore)
-						top.groups.set(u, items, scores)
-					}
-				}
-				if d := done.Add(1); progress != nil && d%256 == 0 {
-					report.Lock()
-					progress(float64(d) / float64(n))
-					report.Unlock()
-				}
+	type buffers struct{ score, scratch, groupScore, features []float64 }
+	err := parallel(ctx, n, func() buffers {
+		return buffers{make([]float64, n), make([]float64, n), make([]float64, len(m.ds.Groups)), make([]float64, len(groupFeatures)*len(m.ds.Groups))}
+	}, func(b buffers, u int) {
+		if !m.noData[u] {
+			items, scores := m.rankFriends(u, k, b.score, b.scratch)
+			top.friends.set(u, items, scores)
+			if top.groups.k > 0 {
+				if groupNeedsStrength(m.groupScorer) && m.scorer != ScorerMKLR {
+					m.strength.ScoreAll(u, b.score)
+				} // else score holds f(u, .) or is not needed
+				m.scoreGroups(m.groupScorer, u, b.score, b.groupScore, b.features)
+				items, scores = m.rankGroups(u, top.groups.k, b.groupScore)
+				top.groups.set(u, items, scores)
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		}
+		if d := done.Add(1); progress != nil && d%256 == 0 {
+			report.Lock()
+			progress(float64(d) / float64(n))
+			report.Unlock()
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	if progress != nil {

@@ -6,12 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/internal/eval"
 	"github.com/kernelrank/kernelrank/social"
 )
 
-const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--variant tags-faves] [--json]"
+const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--variant tags-faves] [--tasks friends,groups] [--json]"
 
 // evalSocial runs the friend and group recommendation protocol.
 func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -24,6 +25,7 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	mode := fs.String("preprocess", string(social.ModeDefault), "kernel preprocessing: default (mean diagonal 1), cosine (unit diagonal) or thesis (section 7.5.1 as written)")
 	fs.IntVar(&cfg.MaxUsers, "max-users", 0, "evaluate a seeded sample of this many test users per task (0: all)")
 	fs.StringVar(&cfg.Variant, "variant", "", "transform the data first: tags-faves keeps the friendships, tags and favourites only (places become favourites; a data set without content gets its groups as tags and favourites)")
+	tasks := fs.String("tasks", "friends,groups", "the tasks to run, comma-separated (the group task's split is the same without the friend task)")
 	fs.IntVar(&cfg.Workers, "workers", 2, "users scored in parallel")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array")
 	if err := parse(fs, args); err != nil {
@@ -37,6 +39,12 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if cfg.MaxUsers < 0 {
 		return fmt.Errorf("--max-users must be >= 0, got %d", cfg.MaxUsers)
+	}
+	for _, t := range strings.Split(*tasks, ",") {
+		if t != "friends" && t != "groups" {
+			return fmt.Errorf("--tasks: unknown task %q (friends, groups)", t)
+		}
+		cfg.Tasks = append(cfg.Tasks, t)
 	}
 	if cfg.Variant != "" && cfg.Variant != eval.VariantTagsFaves {
 		return fmt.Errorf("--variant %q: use %s", cfg.Variant, eval.VariantTagsFaves)

@@ -80,6 +80,7 @@ func TestCommandErrors(t *testing.T) {
 		{"eval", "images", "--keep", "2"},
 		{"eval", "social", "--preprocess", "raw"},
 		{"eval", "social", "--max-users", "-1"},
+		{"eval", "social", "--tasks", "friends,pets"},
 		{"eval", "social", "--data", "/no/such/dir"},
 	} {
 		var out, errOut bytes.Buffer

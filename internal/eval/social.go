@@ -31,7 +31,11 @@ type SocialConfig struct {
 	MaxUsers int         // test users per task, a seeded sample (0: all)
 	// Variant transforms the data set before the protocol: "" (none) or
 	// VariantTagsFaves.
-	Variant  string
+	Variant string
+	// Tasks lists the tasks run, "friends" and/or "groups" (empty: both).
+	// A skipped friend task still makes its random draws, so the group
+	// task's split is the same either way.
+	Tasks    []string
 	Workers  int
 	Progress io.Writer
 }
@@ -62,9 +66,12 @@ type SocialReport struct {
 	GroupTestUsers  int
 	Rows            []SocialRow
 	Weights         []KernelWeight
-	// Served is how the served model (the "served" row) chose its friend
-	// scorer on its own training friendships.
+	// Served is how the served model (the friends task's "served" row)
+	// chose its friend scorer on its own training friendships;
+	// ServedGroups how the groups task's chose its group scorer on its
+	// own training memberships.
 	Served           recommend.Selection
+	ServedGroups     recommend.GroupSelection
 	Notes            []string
 	alignfRegistered bool
 }
@@ -121,10 +128,15 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 		rep.Notes = append(rep.Notes, "alignf is not registered: its rows are missing")
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x50c1a1))
-	if err := friendTask(ctx, ds, cfg, rng, rep, progress); err != nil {
-		return nil, err
+	run := func(task string) bool { return len(cfg.Tasks) == 0 || slices.Contains(cfg.Tasks, task) }
+	if run("friends") {
+		if err := friendTask(ctx, ds, cfg, rng, rep, progress); err != nil {
+			return nil, err
+		}
+	} else {
+		friendSplit(ds, cfg, rng)
 	}
-	if len(ds.Groups) > 0 {
+	if len(ds.Groups) > 0 && run("groups") {
 		if err := groupTask(ctx, ds, cfg, rng, rep, progress); err != nil {
 			return nil, err
 		}
@@ -197,7 +209,7 @@ func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.Vie
 		m, err := recommend.Train(ctx, ds, view, recommend.Options{
 			Learner: name, Target: target, Seed: uint64(cfg.Seed),
 			Kernels: social.KernelOptions{Mode: cfg.Mode},
-			Select:  recommend.SelectOptions{Scorer: recommend.ScorerMKLR}, // the fixed pipeline
+			Select:  recommend.SelectOptions{Scorer: recommend.ScorerMKLR, GroupScorer: recommend.GroupMKLR}, // the fixed pipeline
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s+mklr (%s task): %w", name, task, err)
@@ -217,31 +229,37 @@ func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.Vie
 	return out, nil
 }
 
-// servedScorer trains what the server serves with its default settings
-// (recommend.Options{}: its seed, its kernels, the friend scorer chosen on
-// validation friendships held out of view) and ranks friends exactly as it
-// answers (Model.FriendRanking, its own tie order). The test friendships
-// are not in view: they take no part in the choice.
-func servedScorer(ctx context.Context, ds *social.Dataset, view social.View, rep *SocialReport, progress io.Writer) (scorer, error) {
-	fmt.Fprintf(progress, "friends: training the served model (default options)\n")
+// servedModel trains what the server serves with its default settings
+// (recommend.Options{}: its seed, its kernels, the friend and group
+// scorers chosen on validation relations held out of view). The test
+// relations are not in view: they take no part in the choice.
+func servedModel(ctx context.Context, ds *social.Dataset, view social.View, task string, rep *SocialReport, progress io.Writer) (*recommend.Model, error) {
+	fmt.Fprintf(progress, "%s: training the served model (default options)\n", task)
 	m, err := recommend.Train(ctx, ds, view, recommend.Options{})
 	if err != nil {
-		return scorer{}, fmt.Errorf("served model: %w", err)
+		return nil, fmt.Errorf("served model: %w", err)
 	}
-	rep.Served = m.Stats().Selection
 	for _, w := range m.Stats().Warnings {
-		rep.Notes = append(rep.Notes, "friends task, served: "+w)
+		rep.Notes = append(rep.Notes, task+" task, served: "+w)
 	}
+	return m, nil
+}
+
+// friendSplit makes the friend task's random draws: the hidden
+// friendships, the test users and the order among equal scores.
+func friendSplit(ds *social.Dataset, cfg SocialConfig, rng *rand.Rand) (visible, hidden [][2]int, hiddenAdj [][]int, users, tie []int) {
 	n := ds.N()
-	return scorer{name: "served", order: func(u int) ([]int, error) { return m.FriendRanking(u, n) }}, nil
+	visible, hidden = hideFriends(n, ds.Friends, 0.1, rng)
+	hiddenAdj = adjacency(n, hidden)
+	users = testUsers(hiddenAdj, cfg.MaxUsers, rng)
+	return visible, hidden, hiddenAdj, users, rng.Perm(n)
 }
 
 func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
 	n := ds.N()
-	visible, hidden := hideFriends(n, ds.Friends, 0.1, rng)
+	visible, hidden, hiddenAdj, users, tie := friendSplit(ds, cfg, rng)
 	rep.HiddenFriends = len(hidden)
 	adj := adjacency(n, visible)
-	hiddenAdj := adjacency(n, hidden)
 	view := social.View{Friends: visible, Memberships: ds.Memberships}
 	fmt.Fprintf(progress, "friends: %d users, %d friendships, %d hidden; building kernels (%s mode)\n", n, len(ds.Friends), len(hidden), cfg.Mode)
 	kernels, err := social.BuildKernels(ctx, ds, view, social.KernelOptions{Mode: cfg.Mode, Seed: uint64(cfg.Seed)})
@@ -259,15 +277,15 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	}
 	scorers = append(scorers, learned...)
 	if rep.alignfRegistered {
-		served, err := servedScorer(ctx, ds, view, rep, progress)
+		m, err := servedModel(ctx, ds, view, "friends", rep, progress)
 		if err != nil {
 			return err
 		}
-		scorers = append(scorers, served)
+		rep.Served = m.Stats().Selection
+		// Ranked exactly as the server answers (its own tie order).
+		scorers = append(scorers, scorer{name: "served", order: func(u int) ([]int, error) { return m.FriendRanking(u, n) }})
 	}
-	users := testUsers(hiddenAdj, cfg.MaxUsers, rng)
 	rep.FriendTestUsers = len(users)
-	tie := rng.Perm(n)
 	perUser, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, "friends", func(u int, score []float64) []bool {
 		excluded := adj[u]
 		return rankCandidates(n, score, tie, func(v int) bool { return v == u || contains(excluded, v) },
@@ -286,18 +304,16 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	return nil
 }
 
-func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
-	n, m := ds.N(), len(ds.Groups)
+// hideMemberships hides a seeded 20% of the memberships for testing: it
+// returns the visible ones, the visible members of each group, the visible
+// and the hidden groups of each user.
+func hideMemberships(ds *social.Dataset, rng *rand.Rand) (visible [][2]int, members, userGroups, hiddenGroups [][]int) {
 	perm := rng.Perm(len(ds.Memberships))
-	nHide := int(0.2 * float64(len(ds.Memberships)))
 	hide := make([]bool, len(ds.Memberships))
-	for _, idx := range perm[:nHide] {
+	for _, idx := range perm[:int(0.2*float64(len(ds.Memberships)))] {
 		hide[idx] = true
 	}
-	var visible [][2]int
-	members := make([][]int, m)      // visible members per group
-	userGroups := make([][]int, n)   // visible groups per user
-	hiddenGroups := make([][]int, n) // hidden groups per user
+	members, userGroups, hiddenGroups = make([][]int, len(ds.Groups)), make([][]int, ds.N()), make([][]int, ds.N())
 	for idx, e := range ds.Memberships {
 		if hide[idx] {
 			hiddenGroups[e[0]] = append(hiddenGroups[e[0]], e[1])
@@ -307,6 +323,13 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 		members[e[1]] = append(members[e[1]], e[0])
 		userGroups[e[0]] = append(userGroups[e[0]], e[1])
 	}
+	return visible, members, userGroups, hiddenGroups
+}
+
+func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *rand.Rand, rep *SocialReport, progress io.Writer) error {
+	n, m := ds.N(), len(ds.Groups)
+	visible, members, userGroups, hiddenGroups := hideMemberships(ds, rng)
+	nHide := len(ds.Memberships) - len(visible)
 	rep.HiddenMembers = nHide
 	adj := adjacency(n, ds.Friends)
 	view := social.View{Friends: ds.Friends, Memberships: visible}
@@ -379,13 +402,27 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 		}
 		scorers = append(scorers, learned...)
 	}
+	if rep.alignfRegistered {
+		sm, err := servedModel(ctx, ds, view, "groups", rep, progress)
+		if err != nil {
+			return err
+		}
+		rep.ServedGroups = sm.Stats().GroupSelection
+		scorers = append(scorers, scorer{name: "served", order: func(u int) ([]int, error) { return sm.GroupRanking(u, m) }})
+	}
 	users := testUsers(hiddenGroups, cfg.MaxUsers, rng)
 	rep.GroupTestUsers = len(users)
 	tie := rng.Perm(m)
 	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", func(u int, score []float64) []bool {
 		return rankCandidates(m, score, tie, func(g int) bool { return contains(userGroups[u], g) },
 			func(g int) bool { return slices.Contains(hiddenGroups[u], g) })
-	}, nil, func(u int) int { return len(hiddenGroups[u]) })
+	}, func(u int, items []int) []bool {
+		ranked := make([]bool, len(items))
+		for i, g := range items {
+			ranked[i] = slices.Contains(hiddenGroups[u], g)
+		}
+		return ranked
+	}, func(u int) int { return len(hiddenGroups[u]) })
 	if err != nil {
 		return err
 	}
@@ -547,14 +584,21 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 		fmt.Fprintln(w)
 	}
 	if sel := rep.Served; sel.Scorer != "" {
-		fmt.Fprintf(w, "\nserved: friends ranked by %s, chosen on %d held-out training friendships (%d users scored, %v)\n",
-			sel.Scorer, sel.Edges, sel.Users, sel.Took.Round(time.Millisecond))
-		if sel.Reason != "" {
-			fmt.Fprintf(w, "served: %s\n", sel.Reason)
-		}
+		var lines []string
 		for _, c := range sel.Candidates {
-			fmt.Fprintf(w, "served: validation %-12s MAP %.4f P@10 %.4f\n", c.Scorer, c.MAP, c.P10)
+			lines = append(lines, fmt.Sprintf("validation %-13s MAP %.4f P@10 %.4f", c.Scorer, c.MAP, c.P10))
 		}
+		printServed(w, fmt.Sprintf("friends ranked by %s, chosen on %d held-out training friendships", sel.Scorer, sel.Edges), sel.Users, sel.Took, sel.Reason, lines)
+	}
+	if sel := rep.ServedGroups; sel.Scorer != "" {
+		var lines []string
+		for _, c := range sel.Candidates {
+			lines = append(lines, fmt.Sprintf("validation %-13s MAP %.4f P@1 %.4f", c.Scorer, c.MAP, c.P1))
+		}
+		for _, gw := range sel.Weights {
+			lines = append(lines, fmt.Sprintf("learned weight %-13s %+.4f", gw.Feature, gw.Weight))
+		}
+		printServed(w, fmt.Sprintf("groups ranked by %s, chosen on %d held-out training memberships", sel.Scorer, sel.Memberships), sel.Users, sel.Took, sel.Reason, lines)
 	}
 	if len(rep.Weights) > 0 {
 		fmt.Fprintf(w, "\nlearned kernel weights (Table 7.3)\n")
@@ -564,6 +608,17 @@ func PrintSocial(w io.Writer, rep *SocialReport, cfg SocialConfig) {
 	}
 	fmt.Fprint(w, "\nReference (independent implementation, ego-Facebook, seed 1): friends adamic-adar P@1 .56, P@10 .26, MAP .47;\n"+
 		"thesis-mode alignf P@1 about .13; groups friend-vote P@1 about .74.\n")
+}
+
+// printServed writes how a served model chose its scorer.
+func printServed(w io.Writer, chosen string, users int, took time.Duration, reason string, lines []string) {
+	fmt.Fprintf(w, "\nserved: %s (%d users scored, %v)\n", chosen, users, took.Round(time.Millisecond))
+	if reason != "" {
+		fmt.Fprintf(w, "served: %s\n", reason)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, "served:", l)
+	}
 }
 
 // VariantTagsFaves names the variant of a data set with tags and

@@ -140,6 +140,51 @@ func TestSocialOnTheDemoNetwork(t *testing.T) {
 			t.Errorf("served %s = %v, direct Train+RecommendFriends %v", metric, got, want)
 		}
 	}
+
+	// The groups' served row is what a model trained with the default
+	// options on every friendship and the visible memberships answers
+	// through RecommendGroups; the group task alone has the same split.
+	rng.Perm(n) // the friend task's order among equal scores
+	visibleM, _, _, hiddenGroups := hideMemberships(ds, rng)
+	gm, err := recommend.Train(context.Background(), ds, social.View{Friends: ds.Friends, Memberships: visibleM}, recommend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := gm.Stats().GroupSelection; sel.Scorer != rep.ServedGroups.Scorer || !slices.Equal(sel.Candidates, rep.ServedGroups.Candidates) || sel.Reason != "" {
+		t.Errorf("served group selection %+v, direct %+v", rep.ServedGroups, sel)
+	}
+	p1, ap = nil, nil
+	for _, u := range testUsers(hiddenGroups, 0, rng) {
+		got, err := gm.RecommendGroups(u, len(ds.Groups))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked := make([]bool, len(got.Items))
+		for r, it := range got.Items {
+			g, _ := ds.GroupIndex(it.Group)
+			ranked[r] = slices.Contains(hiddenGroups[u], g)
+		}
+		p1 = append(p1, metrics.PrecisionAt(ranked, 1))
+		ap = append(ap, metrics.AveragePrecision(ranked, len(hiddenGroups[u])))
+	}
+	for metric, vals := range map[string][]float64{"P@1": p1, "MAP": ap} {
+		if got, want := get("groups", "served", metric), metrics.Mean(vals); math.Abs(got-want) > 1e-12 {
+			t.Errorf("groups served %s = %v, direct Train+RecommendGroups %v", metric, got, want)
+		}
+	}
+	alone, err := Social(context.Background(), SocialConfig{Data: dir, Seed: 1, Tasks: []string{"groups"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groupRows []SocialRow
+	for _, r := range rep.Rows {
+		if r.Task == "groups" {
+			groupRows = append(groupRows, r)
+		}
+	}
+	if !slices.Equal(alone.Rows, groupRows) {
+		t.Errorf("the group task alone gives\n%v\nthe whole protocol\n%v", alone.Rows, groupRows)
+	}
 }
 
 // TestTagsFaves: the variant keeps the friendships, tags and faves, turns

@@ -89,7 +89,7 @@
 // seeded split). Summed strengths sigmoid(f), fitted on about as many
 // negatives as positives, give every member a sizeable share and rank the
 // big groups first (.575 .089 .632 on ego-Facebook, cosine kernels, below
-// friend-vote's .734 .100 .789). recommend.Model.GroupScores sums the
+// friend-vote's .734 .100 .789). recommend's mklr group scorer sums the
 // strengths corrected to the population's friendship rate, counting known
 // friends as 1: the expected number of friends in the group.
 //

@@ -1,0 +1,480 @@
+package recommend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kernelrank/kernelrank/learners"
+)
+
+// The group scorers a model can rank groups by (Train chooses one on
+// held-out training memberships: SelectOptions). Each scores every group
+// for a user u from g's visible members.
+const (
+	// GroupMKLR is s(g, u), the expected number of u's friends among g's
+	// members: 1 for a friend, the strength model's prior-corrected
+	// probability for any other member (groupScoresOf's deviation note).
+	GroupMKLR = "mklr"
+	// GroupFriendVote counts u's friends among the members.
+	GroupFriendVote = "friend-vote"
+	// GroupAdamicAdar sums 1/ln(deg v) over u's friends v among the
+	// members (deg v < 2 counts as 2).
+	GroupAdamicAdar = "adamic-adar"
+	// GroupRegLaplacian sums the regularised Laplacian kernel of the
+	// friendships, (I + gamma L)^-1 (u, v), over the members v: friends of
+	// friends count, with decay gamma/(1+gamma) a hop.
+	GroupRegLaplacian = "reg-laplacian"
+	// GroupLearned is a linear score w.x over the groupFeatures x of
+	// (user, group), w fitted on held-out training memberships
+	// (fitListwise).
+	GroupLearned = "learned"
+)
+
+// GroupScorers lists the group scorers, in the order that wins a tie of
+// the validation numbers.
+var GroupScorers = []string{GroupMKLR, GroupFriendVote, GroupAdamicAdar, GroupRegLaplacian, GroupLearned}
+
+// groupFeatures name the signals GroupLearned combines: the four other
+// scorers; co-members, the memberships g's members share with u
+// (sum over u's groups h of |members(h) ∩ members(g)|: users who join
+// what u joined join g); kernel-mean, the mean combined kernel between u
+// and g's members (the learned similarity, friends or not); size,
+// ln(1 + |members(g)|), the popularity prior.
+var groupFeatures = []string{GroupMKLR, GroupFriendVote, GroupAdamicAdar, GroupRegLaplacian, "co-members", "kernel-mean", "size"}
+
+const (
+	sigCoMembers = iota + 4 // indices of the signals past the scorers'
+	sigKernelMean
+	sigSize
+)
+
+// groupSums holds what the signals need over all users at once, computed
+// on first use: per group g, the regularised Laplacian and the combined
+// kernel applied to g's membership indicator (n x m, user-major: one
+// solve or product per group instead of one per user), and the m x m
+// co-membership counts.
+type groupSums struct {
+	once           sync.Once
+	regLap, kernel []float64
+	co             []float64
+}
+
+// sums returns the model's groupSums, computing them the first time.
+func (m *Model) sums() *groupSums {
+	s := m.groupSums
+	s.once.Do(func() {
+		n, g := m.ds.N(), len(m.members)
+		s.regLap, s.kernel, s.co = make([]float64, n*g), make([]float64, n*g), make([]float64, g*g)
+		// Not cancellable: computed once per model, m solves and products.
+		_ = parallel(context.Background(), g, func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, c int) {
+			x, y := buf[0], buf[1]
+			clear(x)
+			for _, v := range m.members[c] {
+				x[v] = 1
+			}
+			for _, k := range []struct {
+				op  learners.KernelMatrix
+				dst []float64
+			}{{m.regLap, s.regLap}, {m.combined, s.kernel}} {
+				if k.op == nil {
+					continue // no regularised Laplacian: its signal is 0
+				}
+				k.op.Apply(y, x)
+				for v, val := range y {
+					k.dst[v*g+c] = val
+				}
+			}
+		})
+		for _, gs := range m.groups {
+			for _, a := range gs {
+				for _, b := range gs {
+					s.co[a*g+b]++
+				}
+			}
+		}
+	})
+	return s
+}
+
+// groupSignal sets dst (one entry per group) to signal sig of u
+// (groupFeatures' index); f holds f(u, .) for GroupMKLR (it is
+// overwritten), else may be nil.
+func (m *Model) groupSignal(sig, u int, f, dst []float64) {
+	ng := len(m.members)
+	switch sig {
+	case 0:
+		m.groupScoresOf(u, f, dst)
+	case 1, 2:
+		clear(dst)
+		for _, v := range m.friends[u] {
+			w := 1.0
+			if sig == 2 {
+				w = 1 / math.Log(math.Max(2, float64(len(m.friends[v]))))
+			}
+			for _, g := range m.groups[v] {
+				dst[g] += w
+			}
+		}
+	case 3:
+		copy(dst, m.sums().regLap[u*ng:(u+1)*ng])
+	case sigCoMembers:
+		clear(dst)
+		co := m.sums().co
+		for _, h := range m.groups[u] {
+			for g, c := range co[h*ng : (h+1)*ng] {
+				dst[g] += c
+			}
+		}
+	case sigKernelMean:
+		for g, s := range m.sums().kernel[u*ng : (u+1)*ng] {
+			dst[g] = s / float64(max(1, len(m.members[g])))
+		}
+	case sigSize:
+		for g, mem := range m.members {
+			dst[g] = math.Log1p(float64(len(mem)))
+		}
+	}
+}
+
+// groupNeedsStrength says whether the group scorer needs f(u, .).
+func groupNeedsStrength(scorer string) bool { return scorer == GroupMKLR || scorer == GroupLearned }
+
+// features sets x (len(groupFeatures) x m, feature-major) to u's
+// learned-scorer features: each signal divided by its largest magnitude
+// over u's candidate groups (the groups u is not in), so that the weights
+// compare a user's groups, not users; size divided by the largest size.
+// f is as for groupSignal.
+func (m *Model) features(u int, f, x []float64) {
+	ng := len(m.members)
+	for s := range groupFeatures {
+		row := x[s*ng : (s+1)*ng]
+		m.groupSignal(s, u, f, row)
+		top := 0.0
+		for g, v := range row {
+			if s == sigSize || !contains(m.groups[u], g) {
+				top = math.Max(top, math.Abs(v))
+			}
+		}
+		if top > 0 && !math.IsInf(top, 0) {
+			for g := range row {
+				row[g] /= top
+			}
+		}
+	}
+}
+
+// scoreGroups sets dst to the named scorer's score of every group for
+// u; f holds f(u, .) when groupNeedsStrength (it is overwritten), and x
+// is scratch of len(groupFeatures) x m for GroupLearned (nil: allocated).
+func (m *Model) scoreGroups(scorer string, u int, f, dst, x []float64) {
+	if scorer != GroupLearned {
+		m.groupSignal(slices.Index(groupFeatures, scorer), u, f, dst)
+		return
+	}
+	ng := len(m.members)
+	if x == nil {
+		x = make([]float64, len(groupFeatures)*ng)
+	}
+	m.features(u, f, x)
+	clear(dst)
+	for s, w := range m.groupWeights {
+		for g, v := range x[s*ng : (s+1)*ng] {
+			dst[g] += w * v
+		}
+	}
+}
+
+// GroupScorer returns the scorer the model ranks groups by (GroupScorers).
+func (m *Model) GroupScorer() string { return m.groupScorer }
+
+// GroupRanking returns the groups u is not in best first, the first k of
+// them (all for k >= the number of groups), as RecommendGroups ranks them.
+func (m *Model) GroupRanking(u, k int) ([]int, error) {
+	if err := checkArgs(m, u, k); err != nil {
+		return nil, err
+	}
+	top, _ := m.topGroups(u, k)
+	return top, nil
+}
+
+var errUnknownGroupScorer = errors.New("unknown group scorer")
+
+// checkGroupScorer maps a stored group scorer and its weights to a known
+// one ("": mklr, a model stored before the choice existed).
+func checkGroupScorer(name string, weights []float64) (string, error) {
+	switch {
+	case name == "":
+		return GroupMKLR, nil
+	case !slices.Contains(GroupScorers, name):
+		return "", fmt.Errorf("%w %q (known: %v)", errUnknownGroupScorer, name, GroupScorers)
+	case name == GroupLearned && len(weights) != len(groupFeatures):
+		return "", fmt.Errorf("group scorer %s has %d weights, want %d", name, len(weights), len(groupFeatures))
+	}
+	return name, nil
+}
+
+// fitListwise fits the conditional logit over each user's candidate
+// groups: P(g | u) = exp(w.x_g) / sum_h exp(w.x_h), h over u's candidates,
+// maximising the likelihood of the held-out memberships with the L2
+// penalty lambda/2 |w|^2, by damped Newton (the loss is convex). A
+// listwise fit rather than a logistic one on the pairs: what ranks a
+// user's groups is only the differences of w.x among them, and per-user
+// levels need no parameter. x is row-major, d columns, one row a
+// candidate; user i's candidates are rows start[i] to start[i+1]; pos
+// marks the held-out memberships.
+func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([]float64, error) {
+	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) {
+		return nil, fmt.Errorf("%w: %d labels, %d features of %d columns, users ending at %d", learners.ErrInput, len(pos), len(x), d, start[len(start)-1])
+	}
+	w := make([]float64, d)
+	hess := mat.NewSymDense(d, nil)
+	grad := mat.NewVecDense(d, nil)
+	step := mat.NewVecDense(d, nil)
+	z := make([]float64, len(pos))
+	mean := make([]float64, d)
+	// loss sets z = x w and returns the penalised negative log-likelihood.
+	loss := func(w []float64) float64 {
+		l := lambda / 2 * floats.Dot(w, w)
+		for i := range len(start) - 1 {
+			lse := math.Inf(-1)
+			for r := start[i]; r < start[i+1]; r++ {
+				z[r] = floats.Dot(w, x[r*d:(r+1)*d])
+				lse = logAddExp(lse, z[r])
+			}
+			for r := start[i]; r < start[i+1]; r++ {
+				if pos[r] {
+					l += lse - z[r]
+				}
+			}
+		}
+		return l
+	}
+	prev := loss(w)
+	next := make([]float64, d)
+	for range 50 {
+		hess.Zero()
+		grad.Zero()
+		for j := range d {
+			grad.SetVec(j, lambda*w[j])
+			hess.SetSym(j, j, lambda)
+		}
+		for i := range len(start) - 1 {
+			k := 0.0 // the user's held-out memberships
+			lse := math.Inf(-1)
+			for r := start[i]; r < start[i+1]; r++ {
+				lse = logAddExp(lse, z[r])
+				if pos[r] {
+					k++
+					floats.AddScaled(grad.RawVector().Data, -1, x[r*d:(r+1)*d])
+				}
+			}
+			// grad += k E_p[x]; hess += k (E_p[x x^T] - E_p[x] E_p[x]^T).
+			clear(mean)
+			for r := start[i]; r < start[i+1]; r++ {
+				p := math.Exp(z[r] - lse)
+				row := x[r*d : (r+1)*d]
+				floats.AddScaled(mean, p, row)
+				hess.SymRankOne(hess, k*p, mat.NewVecDense(d, row))
+			}
+			floats.AddScaled(grad.RawVector().Data, k, mean)
+			hess.SymRankOne(hess, -k, mat.NewVecDense(d, mean))
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(hess) {
+			return nil, errors.New("listwise fit: the Hessian is not positive definite")
+		}
+		if err := chol.SolveVecTo(step, grad); err != nil {
+			return nil, fmt.Errorf("listwise fit: %w", err)
+		}
+		// Damped Newton: halve the step until the loss does not rise.
+		cur := math.Inf(1)
+		for t := 1.0; t > 1e-6; t /= 2 {
+			for j := range next {
+				next[j] = w[j] - t*step.AtVec(j)
+			}
+			if cur = loss(next); cur <= prev {
+				break
+			}
+		}
+		if !(cur <= prev) {
+			loss(w) // z back at w
+			break
+		}
+		copy(w, next)
+		if prev-cur <= 1e-12*math.Max(1, prev) {
+			break
+		}
+		prev = cur
+	}
+	return w, nil
+}
+
+// logAddExp returns ln(e^a + e^b).
+func logAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
+
+// GroupSelection reports how the group scorer was chosen.
+type GroupSelection struct {
+	// Scorer is the chosen one; Reason says why none was validated.
+	Scorer string `json:"scorer"`
+	Reason string `json:"reason,omitempty"`
+	// Memberships held out, Users scored (theirs, at most
+	// SelectOptions.MaxUsers) and each candidate's numbers on them;
+	// GroupLearned's are cross-fitted (two folds of the users, each
+	// ranked by the weights fitted on the other).
+	Memberships, Users int
+	Candidates         []GroupValidation
+	// Weights are GroupLearned's, fitted on every validation user: what
+	// it serves when chosen.
+	Weights []GroupWeight
+	Took    time.Duration
+}
+
+// GroupValidation is one group scorer's mean average precision and
+// precision at 1 over the validation users, ranking as RecommendGroups
+// does (the groups u is not visibly in, ties in the model's seeded order).
+type GroupValidation struct {
+	Scorer string  `json:"scorer"`
+	MAP    float64 `json:"map"`
+	P1     float64 `json:"p1"`
+}
+
+// GroupWeight is one learned weight of GroupLearned.
+type GroupWeight struct {
+	Feature string  `json:"feature"`
+	Weight  float64 `json:"weight"`
+}
+
+// groupLambda is the L2 penalty of GroupLearned's fit: features lie in
+// [-1, 1] and there are hundreds of users, so it only keeps separable
+// folds finite.
+const groupLambda = 1.0
+
+// selectGroupScorer ranks the held-out memberships of the validation
+// model m for their users (at most maxUsers of them) with every group
+// scorer, fits GroupLearned on them, and returns the best.
+func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (GroupSelection, error) {
+	n, ng, nf := m.ds.N(), len(m.members), len(groupFeatures)
+	relevant := make([][]int, n)
+	for _, e := range held {
+		relevant[e[0]] = append(relevant[e[0]], e[1])
+	}
+	users := validationUsers(relevant, maxUsers, rng)
+	sel := GroupSelection{Memberships: len(held), Users: len(users)}
+	x := make([]float64, len(users)*nf*ng) // user i's features at i*nf*ng, feature-major
+	if err := parallel(ctx, len(users), func() []float64 { return make([]float64, n) }, func(f []float64, i int) {
+		m.strength.ScoreAll(users[i], f)
+		m.features(users[i], f, x[i*nf*ng:(i+1)*nf*ng])
+	}); err != nil {
+		return sel, err
+	}
+	block := func(i, s int) []float64 { return x[(i*nf+s)*ng : (i*nf+s+1)*ng] }
+	stats := func(i int, score []float64) (ap, p1 float64) {
+		return rankStats(score, m.groupTie, m.groups[users[i]], -1, relevant[users[i]], 1)
+	}
+	// pairs returns the (user, candidate group) rows of the users i with
+	// keep(i), whether the group is a held-out membership, and where each
+	// user's rows start.
+	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
+		var rows []float64
+		var y []bool
+		start := []int{0}
+		for i, u := range users {
+			if !keep(i) {
+				continue
+			}
+			for g := range ng {
+				if contains(m.groups[u], g) {
+					continue
+				}
+				for s := range nf {
+					rows = append(rows, block(i, s)[g])
+				}
+				y = append(y, slices.Contains(relevant[u], g))
+			}
+			start = append(start, len(y))
+		}
+		return rows, y, start
+	}
+	learned := func(w []float64, i int, dst []float64) {
+		clear(dst)
+		for s, ws := range w {
+			floats.AddScaled(dst, ws, block(i, s))
+		}
+	}
+	fold := rng.Perm(len(users)) // user i is in fold fold[i] % 2
+	ap, p1 := make([][]float64, len(GroupScorers)), make([][]float64, len(GroupScorers))
+	score := make([]float64, ng)
+	for c, name := range GroupScorers {
+		if name == GroupRegLaplacian && m.regLap == nil || name == GroupLearned && len(users) < 2 {
+			continue
+		}
+		ap[c], p1[c] = make([]float64, len(users)), make([]float64, len(users))
+		if name != GroupLearned {
+			for i := range users {
+				ap[c][i], p1[c][i] = stats(i, block(i, c))
+			}
+			continue
+		}
+		for k := range 2 {
+			rows, pos, start := pairs(func(i int) bool { return fold[i]%2 != k })
+			w, err := fitListwise(rows, pos, start, nf, groupLambda)
+			if err != nil {
+				return sel, err
+			}
+			for i := range users {
+				if fold[i]%2 == k {
+					learned(w, i, score)
+					ap[c][i], p1[c][i] = stats(i, score)
+				}
+			}
+		}
+		rows, pos, start := pairs(func(int) bool { return true })
+		w, err := fitListwise(rows, pos, start, nf, groupLambda)
+		if err != nil {
+			return sel, err
+		}
+		for s, ws := range w {
+			sel.Weights = append(sel.Weights, GroupWeight{groupFeatures[s], ws})
+		}
+	}
+	best := -1
+	for c, name := range GroupScorers {
+		if ap[c] == nil {
+			continue
+		}
+		v := GroupValidation{Scorer: name, MAP: mean(ap[c]), P1: mean(p1[c])}
+		if best < 0 || v.MAP > sel.Candidates[best].MAP || v.MAP == sel.Candidates[best].MAP && v.P1 > sel.Candidates[best].P1 {
+			best = len(sel.Candidates)
+		}
+		sel.Candidates = append(sel.Candidates, v)
+	}
+	sel.Scorer = sel.Candidates[best].Scorer
+	return sel, nil
+}
+
+// learnedWeights returns the weights of sel's GroupLearned fit, in
+// groupFeatures order.
+func (sel GroupSelection) learnedWeights() []float64 {
+	w := make([]float64, len(sel.Weights))
+	for s, gw := range sel.Weights {
+		w[s] = gw.Weight
+	}
+	return w
+}

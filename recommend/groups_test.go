@@ -1,0 +1,229 @@
+package recommend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/social"
+)
+
+// pairedGroups: 160 users with random friendships that say nothing about
+// the groups, and 16 groups in 8 pairs: each user picks a pair and joins
+// both of its groups, and one random group besides. A held-out membership
+// of one group of a pair is found by the other (the co-members signal);
+// the friend votes see noise.
+func pairedGroups(t *testing.T) *social.Dataset {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 160
+	seen := map[[2]int]bool{}
+	var edges [][2]int
+	for len(edges) < 3*n {
+		a, b := rng.IntN(n), rng.IntN(n)
+		if e := [2]int{min(a, b), max(a, b)}; a != b && !seen[e] {
+			seen[e] = true
+			edges = append(edges, e)
+		}
+	}
+	var memberships [][2]int
+	for u := range n {
+		p := rng.IntN(8)
+		memberships = append(memberships, [2]int{u, 2 * p}, [2]int{u, 2*p + 1})
+		if g := rng.IntN(16); g/2 != p {
+			memberships = append(memberships, [2]int{u, g})
+		}
+	}
+	return syntheticGroups(t, n, edges, func(u int) []string { return []string{fmt.Sprint(u % 5)} }, func(int) []string { return nil }, memberships)
+}
+
+// TestListwiseFitRecoversWeights draws each user's held-out group from
+// the conditional logit with known weights and fits them back; and where
+// one feature is the truth (the held-out group is the one where it is
+// largest), that feature gets nearly all the weight.
+func TestListwiseFitRecoversWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const users, cands, d = 4000, 8, 3
+	truth := []float64{3, 0, -1.5}
+	draw := func(label func(x []float64) int) ([]float64, []bool, []int) {
+		x, pos, start := make([]float64, users*cands*d), make([]bool, users*cands), []int{0}
+		for i := range users {
+			block := x[i*cands*d : (i+1)*cands*d]
+			for j := range block {
+				block[j] = 2*rng.Float64() - 1
+			}
+			pos[i*cands+label(block)] = true
+			start = append(start, (i+1)*cands)
+		}
+		return x, pos, start
+	}
+	x, pos, start := draw(func(block []float64) int {
+		p := make([]float64, cands)
+		for c := range p {
+			p[c] = math.Exp(truth[0]*block[c*d] + truth[1]*block[c*d+1] + truth[2]*block[c*d+2])
+		}
+		r, c := rng.Float64()*sumOf(p), 0
+		for ; r > p[c] && c < cands-1; c++ {
+			r -= p[c]
+		}
+		return c
+	})
+	w, err := fitListwise(x, pos, start, d, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range truth {
+		// The standard error with 4,000 draws is about 0.05.
+		if math.Abs(w[j]-truth[j]) > 0.2 {
+			t.Errorf("weights %v, want %v", w, truth)
+		}
+	}
+	x, pos, start = draw(func(block []float64) int {
+		best := 0
+		for c := range cands {
+			if block[c*d] > block[best*d] {
+				best = c
+			}
+		}
+		return best
+	})
+	if w, err = fitListwise(x, pos, start, d, groupLambda); err != nil {
+		t.Fatal(err)
+	}
+	if w[0] < 20 || math.Abs(w[1]) > w[0]/20 || math.Abs(w[2]) > w[0]/20 {
+		t.Errorf("weights %v: feature 0 alone decides", w)
+	}
+	if _, err := fitListwise(x[:d], pos, start, d, 1); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("mismatched sizes: %v", err)
+	}
+}
+
+func sumOf(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// TestGroupSelectionPicksTheLearnedCombination: on paired groups the
+// learned combination validates far above every vote, puts its largest
+// weight on the co-members signal, and serves its own scores.
+func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
+	ds := pairedGroups(t)
+	var vm *Model
+	var held [][2]int
+	validationHook = func(m *Model, _, h [][2]int) { vm, held = m, h }
+	defer func() { validationHook = nil }()
+	m := trainT(t, ds, Options{Learner: "uniform"})
+	sel := m.Stats().GroupSelection
+	t.Logf("%+v", sel)
+	if sel.Scorer != GroupLearned || m.GroupScorer() != GroupLearned || sel.Reason != "" || sel.Users == 0 {
+		t.Fatalf("selection %+v", sel)
+	}
+	var learned GroupValidation
+	for _, c := range sel.Candidates {
+		if c.Scorer == GroupLearned {
+			learned = c
+		}
+	}
+	for _, c := range sel.Candidates {
+		if c.Scorer != GroupLearned && c.MAP > learned.MAP-0.2 {
+			t.Errorf("%s validation MAP %.3f, learned %.3f: not clearly below", c.Scorer, c.MAP, learned.MAP)
+		}
+	}
+	top := slices.MaxFunc(sel.Weights, func(a, b GroupWeight) int { return int(math.Copysign(1, a.Weight-b.Weight)) })
+	if top.Feature != "co-members" || !slices.Equal(m.groupWeights, sel.learnedWeights()) {
+		t.Errorf("weights %+v (served %v): co-members should lead", sel.Weights, m.groupWeights)
+	}
+
+	// Held out: 15% of the memberships, none visible to the validation
+	// model, each user keeping one; the served model sees them all.
+	want := int(math.Round(0.15 * float64(len(ds.Memberships))))
+	if len(held) != want || sel.Memberships != want {
+		t.Fatalf("%d held out (selection says %d), want %d", len(held), sel.Memberships, want)
+	}
+	for _, e := range held {
+		if contains(vm.GroupsOf(e[0]), e[1]) || !contains(m.GroupsOf(e[0]), e[1]) {
+			t.Errorf("held-out %v visible to the validation model, or not to the served one", e)
+		}
+	}
+	seen := 0
+	for u := range ds.N() {
+		if len(vm.GroupsOf(u)) == 0 {
+			t.Errorf("user %d keeps no membership", u)
+		}
+		seen += len(vm.GroupsOf(u))
+	}
+	if seen != len(ds.Memberships)-len(held) {
+		t.Errorf("the validation model sees %d memberships, want %d", seen, len(ds.Memberships)-len(held))
+	}
+
+	// Served: w.x of the features, in that order.
+	ng := len(ds.Groups)
+	for _, u := range []int{0, 77, 159} {
+		f, x, want := make([]float64, ds.N()), make([]float64, len(groupFeatures)*ng), make([]float64, ng)
+		m.ScoreAll(u, f)
+		m.features(u, f, x)
+		for s, w := range m.groupWeights {
+			for g := range ng {
+				want[g] += w * x[s*ng+g]
+			}
+		}
+		got, err := m.RecommendGroups(u, ng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := math.Inf(1)
+		for _, rec := range got.Items {
+			g, _ := ds.GroupIndex(rec.Group)
+			if math.Abs(rec.Score-want[g]) > 1e-12 || rec.Score > last || contains(m.GroupsOf(u), g) {
+				t.Errorf("user %d: %s scores %v after %v, want %v", u, rec.Group, rec.Score, last, want[g])
+			}
+			last = rec.Score
+		}
+		if len(got.Items) != ng-len(m.GroupsOf(u)) {
+			t.Errorf("user %d: %d groups ranked, want %d", u, len(got.Items), ng-len(m.GroupsOf(u)))
+		}
+	}
+
+	// Deterministic given the seed.
+	again := trainT(t, ds, Options{Learner: "uniform"}).Stats().GroupSelection
+	sel.Took, again.Took = 0, 0
+	if !slices.Equal(sel.Candidates, again.Candidates) || !slices.Equal(sel.Weights, again.Weights) || sel.Scorer != again.Scorer {
+		t.Errorf("%+v\nvs %+v", sel, again)
+	}
+}
+
+// PairedGroups and GroupWeights serve the tests of package recommend_test.
+func PairedGroups(t *testing.T) *social.Dataset { return pairedGroups(t) }
+func GroupWeights(m *Model) []float64           { return m.groupWeights }
+
+// TestGroupBadInput: GroupRanking and RecommendGroups of a learned model
+// reject an unknown user and k < 1 as before; a huge k lists every
+// candidate; a group scorer cannot be fixed to learned or an unknown name.
+func TestGroupBadInput(t *testing.T) {
+	ds := pairedGroups(t)
+	m := trainT(t, ds, Options{Learner: "uniform"})
+	for _, c := range [][2]int{{-1, 3}, {ds.N(), 3}, {0, 0}, {0, -2}} {
+		if _, err := m.GroupRanking(c[0], c[1]); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("GroupRanking(%d, %d): %v", c[0], c[1], err)
+		}
+		if _, err := m.RecommendGroups(c[0], c[1]); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("RecommendGroups(%d, %d): %v", c[0], c[1], err)
+		}
+	}
+	all, err := m.GroupRanking(5, math.MaxInt32)
+	if err != nil || len(all) != len(ds.Groups)-len(m.GroupsOf(5)) {
+		t.Errorf("huge k: %d groups (%v), want %d", len(all), err, len(ds.Groups)-len(m.GroupsOf(5)))
+	}
+	for _, s := range []string{GroupLearned, "nope"} {
+		if _, err := Train(context.Background(), ds, ds.FullView(), Options{Learner: "uniform", Select: SelectOptions{GroupScorer: s}}); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("fixed group scorer %q: %v", s, err)
+		}
+	}
+}

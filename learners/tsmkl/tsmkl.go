@@ -205,10 +205,9 @@ func pegasos(ctx context.Context, ks *kset, monos [][]int, lambda float64, iters
 	ez := make([]float64, dim)
 	radius := 1 / math.Sqrt(lambda)
 	for s := 1; s <= iters; s++ {
-		if s%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		// Every step: a check costs nothing beside a mini-batch.
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		clear(acc)
 		for range batch {

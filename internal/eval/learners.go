@@ -239,8 +239,8 @@ func Learners(ctx context.Context, cfg LearnersConfig) (*LearnersReport, error) 
 		return nil, err
 	}
 	var methods []string // without repeats: --method m --method m runs m once
-	if cfg.Suite != "zhuang" && len(cfg.Methods) > 0 {
-		return nil, fmt.Errorf("--method selects columns of the zhuang suite only")
+	if len(cfg.Methods) > 0 && len(suite.methods()) == 0 {
+		return nil, fmt.Errorf("suite %s takes no --method: its tables run every column", cfg.Suite)
 	}
 	for _, m := range cfg.Methods {
 		if !slices.Contains(suite.methods(), m) {

@@ -199,7 +199,7 @@ func TestLearnersConfigErrors(t *testing.T) {
 	}{
 		{LearnersConfig{Suite: "no-such-suite"}, "unknown suite"},
 		{LearnersConfig{Suite: "kumar", Tables: []string{"3.2"}}, "unknown table"},
-		{LearnersConfig{Suite: "kumar", Methods: []string{"tsmkl-1"}}, "zhuang suite only"},
+		{LearnersConfig{Suite: "kumar", Methods: []string{"tsmkl-1"}}, "suite kumar takes no --method"},
 		{LearnersConfig{Suite: "zhuang", Tables: []string{"3.9"}}, "unknown table"},
 		{LearnersConfig{Suite: "zhuang", Methods: []string{"gmkl"}}, "unknown method"},
 		{LearnersConfig{Suite: "zhuang", Tables: []string{"3.2"}, Methods: []string{"umkl"}}, "not a column of the tables asked for: it is in table 5.2, 5.3"},

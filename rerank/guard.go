@@ -39,7 +39,7 @@ func computeSafely(ctx context.Context, strategy string, src *source, cands []Ca
 // why not.
 type Applicability struct {
 	Rerank bool   `json:"rerank"`
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"rerank_reason,omitempty"`
 }
 
 // searchInputs is what a search gives a learner: the candidates' visual

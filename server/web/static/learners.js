@@ -1,7 +1,7 @@
 'use strict';
 // strategy names a re-rank strategy, with why it cannot re-rank here
 // when /v1/learners says so.
-const strategy = s => s.rerank === false ? `${s.name} (not here: ${s.reason || 'no reason given'})` : s.name;
+const strategy = s => s.rerank === false ? `${s.name} (not here: ${s.rerank_reason || 'no reason given'})` : s.name;
 
 // range says which values a parameter takes.
 function range(p) {

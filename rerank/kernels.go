@@ -153,10 +153,13 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 	}
 	vocab := map[string]int{}
 	rows := make([][]entry, len(cands))
+	var names []string // one candidate's tags, sorted
 	for i, c := range cands {
 		// Numbered in sorted order, not the map's random one: the order of
 		// each sum, and so the kernel's last bits, are the same every time.
-		for _, tag := range slices.Sorted(maps.Keys(c.Tags)) {
+		names = slices.AppendSeq(names[:0], maps.Keys(c.Tags))
+		slices.Sort(names)
+		for _, tag := range names {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)

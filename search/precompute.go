@@ -7,7 +7,6 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/admission"
-	"github.com/kernelrank/kernelrank/rerank"
 )
 
 // QuerySet is the counter set of the searched queries, in normal form.
@@ -18,8 +17,14 @@ const QuerySet = "search:queries"
 var ErrNoCache = errors.New("search: no cache configured")
 
 // PrecomputeStrategies are the re-rankers whose rankings Precompute stores:
-// the default one and npk, the learned kernel a request is slowest to fit.
-var PrecomputeStrategies = []string{rerank.DefaultStrategy, "npk"}
+// the engine's default (SelectDefault's choice, if it ran) and npk, the
+// learned kernel a request is slowest to fit.
+func (e *Engine) PrecomputeStrategies() []string {
+	if d := e.DefaultStrategy(); d != "npk" {
+		return []string{d, "npk"}
+	}
+	return []string{"npk"}
+}
 
 // TopQueries returns the n most searched queries, most frequent first.
 func (e *Engine) TopQueries(ctx context.Context, n int) ([]cache.Count, error) {
@@ -57,7 +62,7 @@ func (e *Engine) Precompute(ctx context.Context, n int, progress func(stage stri
 		return rep, err
 	}
 	for i, q := range top {
-		for _, s := range PrecomputeStrategies {
+		for _, s := range e.PrecomputeStrategies() {
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}

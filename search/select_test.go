@@ -31,8 +31,8 @@ func topIDs(t *testing.T, e *Engine, q, strategy string, k int) map[string]bool 
 // each candidate's precision is its overlap with that set.
 func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	e := New(corelIndex(t), nil, testOptions)
-	if e.DefaultStrategy() != rerank.DefaultStrategy {
-		t.Fatalf("default before selection: %s", e.DefaultStrategy())
+	if e.DefaultStrategy() != rerank.DefaultStrategy || !slices.Equal(e.PrecomputeStrategies(), []string{rerank.DefaultStrategy, "npk"}) {
+		t.Fatalf("default before selection: %s, precomputing %v", e.DefaultStrategy(), e.PrecomputeStrategies())
 	}
 	if _, err := e.SelectDefault(t.Context(), nil); !errors.Is(err, ErrRequest) || e.DefaultStrategy() != rerank.DefaultStrategy {
 		t.Fatalf("no queries: %v, default %s", err, e.DefaultStrategy())
@@ -47,6 +47,10 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	}
 	if sel.Strategy != "linear" || e.DefaultStrategy() != "linear" || sel.Queries != 4 {
 		t.Fatalf("selection %+v, default %s", sel, e.DefaultStrategy())
+	}
+	// A search job precomputes what the default request now runs.
+	if got := e.PrecomputeStrategies(); !slices.Equal(got, []string{"linear", "npk"}) {
+		t.Errorf("precomputing %v after the selection, want linear and npk", got)
 	}
 	var names []string
 	for _, s := range sel.Precision {

@@ -153,6 +153,8 @@ func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
 
 // FromEigen rebuilds sum over eigenvalues > floor of lambda v v^T, the
 // projection onto the span of those eigenvectors with the rest dropped.
+// With floor -Inf it is Y diag(w) Y^T for any non-negative weights w and
+// columns Y (the learners' low-rank kernel factors).
 func FromEigen(vals []float64, vecs *mat.Dense, floor float64) *mat.SymDense {
 	n, _ := vecs.Dims()
 	var cols []int

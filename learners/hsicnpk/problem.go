@@ -483,17 +483,8 @@ func (pr *problem) saveCandidate(c *candidate, s float64) {
 
 // kernel returns K = Y diag(w) Y^T as an n x n matrix.
 func (pr *problem) kernel(c *candidate) *mat.SymDense {
-	k := mat.NewSymDense(pr.n, nil)
 	if c.y == nil {
-		return k
+		return mat.NewSymDense(pr.n, nil)
 	}
-	r, p := c.y.Dims()
-	yw := mat.NewDense(r, p, nil)
-	for i := 0; i < r; i++ {
-		for j := 0; j < p; j++ {
-			yw.Set(i, j, c.y.At(i, j)*math.Sqrt(c.w[j]))
-		}
-	}
-	k.SymOuterK(1, yw)
-	return k
+	return learners.FromEigen(c.w, c.y, math.Inf(-1))
 }

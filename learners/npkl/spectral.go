@@ -474,19 +474,10 @@ type Factor struct {
 
 // Kernel returns K as an n x n matrix.
 func (f Factor) Kernel(n int) *mat.SymDense {
-	k := mat.NewSymDense(n, nil)
 	if f.Y == nil {
-		return k
+		return mat.NewSymDense(n, nil)
 	}
-	r, p := f.Y.Dims()
-	ys := mat.NewDense(r, p, nil)
-	for i := 0; i < r; i++ {
-		for c := 0; c < p; c++ {
-			ys.Set(i, c, f.Y.At(i, c)*math.Sqrt(f.Lambda[c]))
-		}
-	}
-	k.SymOuterK(1, ys)
-	return k
+	return learners.FromEigen(f.Lambda, f.Y, math.Inf(-1))
 }
 
 // PairValues writes <M_p, K> for every pair into f: 2 K_ij (Entry) or

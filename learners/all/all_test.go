@@ -1,11 +1,28 @@
 package all
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/learnertest"
 )
+
+// TestEveryLearnerRegistered pins what importing this package registers:
+// the contract suite below runs once for each of them, so a learner that
+// failed to register would otherwise go untested without a sign.
+func TestEveryLearnerRegistered(t *testing.T) {
+	want := []string{"alignf", "cmvu", "coreg-spectral", "cotrain-spectral", "hsicnpk", "influence-mkl", "lpmkl",
+		"mkl-level", "mve", "npk-fused", "pfskl", "simplenpkl", "spe", "spectral", "tlk", "tsmkl", "tsmkl-poly",
+		"twolayer", "twolayer-inf", "umkl", "uniform"}
+	var got []string
+	for _, s := range learners.Specs() {
+		got = append(got, s.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("registered %v, want %v", got, want)
+	}
+}
 
 // TestContract runs the contract suite against every registered learner.
 func TestContract(t *testing.T) {

@@ -12,14 +12,6 @@ import (
 	"gonum.org/v1/gonum/optimize/convex/lp"
 )
 
-func TestContract(t *testing.T) {
-	spec, ok := learners.Lookup(Name)
-	if !ok {
-		t.Fatal("influence-mkl is not registered")
-	}
-	learnertest.Run(t, spec)
-}
-
 // TestInfluenceByHand: points 0, 1, 3 on a line have distance sums 4, 3, 5
 // (total 12), so u = (1/3, 1/4, 5/12) and mu = (2/3, 3/4, 7/12); squared,
 // 10, 5, 13 (total 28).

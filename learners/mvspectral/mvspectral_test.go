@@ -14,18 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func TestContract(t *testing.T) {
-	for _, name := range []string{NameSpectral, NameCotrain, NameCoreg} {
-		t.Run(name, func(t *testing.T) {
-			spec, ok := learners.Lookup(name)
-			if !ok {
-				t.Fatalf("%s is not registered", name)
-			}
-			learnertest.Run(t, spec)
-		})
-	}
-}
-
 // The projection illustration of spec 2 (thesis section 3.2): view 1's
 // top-2 eigenvectors are (1,1,1,0)/sqrt3 and (0,0,0,1); sym(U U^T K_2) is
 // given entry by entry.

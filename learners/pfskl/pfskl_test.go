@@ -7,17 +7,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
-
-func TestContract(t *testing.T) {
-	spec, ok := learners.Lookup(Name)
-	if !ok {
-		t.Fatal("pfskl is not registered")
-	}
-	learnertest.Run(t, spec)
-}
 
 // golden is spec A.13's 8 points; point 0 is +1, point 7 is -1.
 func golden(t *testing.T, p int) (*Spectrum, []int, *mat.Dense) {

@@ -8,18 +8,9 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
-
-func TestContract(t *testing.T) {
-	spec, ok := learners.Lookup(Name)
-	if !ok {
-		t.Fatal("tlk is not registered")
-	}
-	learnertest.Run(t, spec)
-}
 
 // blobs is the thesis' synthetic recipe at a small scale: two labelled 2-D
 // Gaussians at (0,0) and (10,10), sd 5 (spec 5.1.1's matching reading),

@@ -14,18 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func TestContract(t *testing.T) {
-	for _, name := range []string{Name, NamePoly} {
-		t.Run(name, func(t *testing.T) {
-			spec, ok := learners.Lookup(name)
-			if !ok {
-				t.Fatalf("%s is not registered", name)
-			}
-			learnertest.Run(t, spec)
-		})
-	}
-}
-
 func TestMonomials(t *testing.T) {
 	// The thesis' toy: [K1, K2, K1^2, K1K2, K2^2] (unique monomials).
 	got := Monomials(2, 2)

@@ -25,6 +25,11 @@ const (
 	KindKernel    Kind = "kernel"    // Output.Kernel over the input points
 	KindWeights   Kind = "weights"   // Output.Weights over the base kernels (and Output.Kernel, their combination)
 	KindEmbedding Kind = "embedding" // Output.Embedding, one row per point
+	KindScorer    Kind = "scorer"    // Output.Scorer, a model scoring pairs of points (mklr)
+	// KindOrder outputs nothing: the order the points came in stands. It is
+	// the "raw" re-rank strategy, registered so that the registry lists
+	// every re-ranker.
+	KindOrder Kind = "order"
 )
 
 // Needs is a set of inputs a learner requires.
@@ -262,7 +267,14 @@ type Output struct {
 	Kernel    *mat.SymDense // KindKernel, and KindWeights (the weighted combination)
 	Weights   []float64     // KindWeights: one per base kernel
 	Embedding *mat.Dense    // KindEmbedding: n x dim
+	Scorer    PairScorer    // KindScorer
 	Stats     Stats
+}
+
+// PairScorer scores pairs of the points a scorer was fitted on: higher is
+// more alike (for mklr, the log-odds that the two are linked).
+type PairScorer interface {
+	Score(i, j int) float64
 }
 
 // ErrNotConverged is wrapped by the error of a fit that stopped (at its

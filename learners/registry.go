@@ -21,8 +21,15 @@ type Spec struct {
 	Params []Param `json:"params"`
 	// Simplex says a KindWeights learner's weights lie on the simplex
 	// (non-negative, summing to 1); the contract suite checks it.
-	Simplex bool    `json:"simplex,omitempty"`
-	New     Factory `json:"-"`
+	Simplex bool `json:"simplex,omitempty"`
+	// Fixed says nothing is learned: the output is a fixed function of the
+	// input (the re-rank strategies raw, text, linear, poly, rbf and
+	// intersection), so a cache need not keep it.
+	Fixed bool `json:"fixed,omitempty"`
+	// Aliases are other names the plug-in answers to (npk for hsicnpk);
+	// Lookup and New accept them, and the spec keeps its own Name.
+	Aliases []string `json:"aliases,omitempty"`
+	New     Factory  `json:"-"`
 }
 
 // MarshalJSON lists the needs by name.
@@ -37,6 +44,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Spec{}
+	aliases  = map[string]string{} // alias -> name
 )
 
 // Register adds a learner. It panics on an empty or duplicate name, a missing
@@ -48,19 +56,29 @@ func Register(s Spec) {
 	if s.Name == "" || s.New == nil {
 		panic("learners: Register needs a name and a factory")
 	}
-	if _, dup := registry[s.Name]; dup {
-		panic("learners: Register called twice for " + s.Name)
+	for _, name := range append([]string{s.Name}, s.Aliases...) {
+		_, dup := registry[name]
+		_, dupAlias := aliases[name]
+		if dup || dupAlias {
+			panic("learners: Register called twice for " + name)
+		}
 	}
 	if _, err := parseParams(s, nil); err != nil {
 		panic(fmt.Sprintf("learners: defaults of %s do not validate: %v", s.Name, err))
 	}
 	registry[s.Name] = s
+	for _, a := range s.Aliases {
+		aliases[a] = s.Name
+	}
 }
 
-// Lookup returns the spec registered under name.
+// Lookup returns the spec registered under name or one of its aliases.
 func Lookup(name string) (Spec, bool) {
 	regMu.RLock()
 	defer regMu.RUnlock()
+	if canonical, ok := aliases[name]; ok {
+		name = canonical
+	}
 	s, ok := registry[name]
 	return s, ok
 }

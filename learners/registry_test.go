@@ -75,14 +75,23 @@ func TestParseParamsErrorsNameTheParameter(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	Register(testSpec("registry-test"))
+	spec := testSpec("registry-test")
+	spec.Aliases = []string{"registry-alias"}
+	Register(spec)
 	defer func() {
 		regMu.Lock()
 		delete(registry, "registry-test")
+		delete(aliases, "registry-alias")
 		regMu.Unlock()
 	}()
 	if _, ok := Lookup("registry-test"); !ok {
 		t.Fatal("registered spec not found")
+	}
+	if s, ok := Lookup("registry-alias"); !ok || s.Name != "registry-test" {
+		t.Fatalf("alias: found %v, spec %q; want the spec named registry-test", ok, s.Name)
+	}
+	if _, s, err := New("registry-alias", nil); err != nil || s.Name != "registry-test" {
+		t.Fatalf("New by alias: %v, spec %q", err, s.Name)
 	}
 	if _, _, err := New("registry-test", json.RawMessage(`{"k": 3}`)); err != nil {
 		t.Fatal(err)
@@ -92,10 +101,12 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("unknown learner error = %v, want ErrUnknownLearner listing the registered names", err)
 	}
 	for name, s := range map[string]Spec{
-		"duplicate":   testSpec("registry-test"),
-		"empty name":  testSpec(""),
-		"no factory":  {Name: "x"},
-		"bad default": {Name: "y", New: testSpec("y").New, Params: []Param{Positive("C", 0, "")}},
+		"duplicate":              testSpec("registry-test"),
+		"name taken by an alias": testSpec("registry-alias"),
+		"alias taken by a name":  {Name: "w", New: testSpec("w").New, Aliases: []string{"registry-test"}},
+		"empty name":             testSpec(""),
+		"no factory":             {Name: "x"},
+		"bad default":            {Name: "y", New: testSpec("y").New, Params: []Param{Positive("C", 0, "")}},
 	} {
 		func() {
 			defer func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -50,39 +51,37 @@ const searchInputs = learners.NeedFeatures | learners.NeedTarget | learners.Need
 // noFeatures is why nothing visual re-ranks a corpus without visual features.
 const noFeatures = "the corpus has no visual features"
 
-// LearnerApplicability says whether the learner of spec can re-rank a search
-// over a corpus with (visual) or without visual features.
+// LearnerApplicability says whether the plug-in of spec (a learner or a
+// fixed strategy) can re-rank a search over a corpus with (visual) or
+// without visual features.
 func LearnerApplicability(spec learners.Spec, visual bool) Applicability {
+	if spec.Kind == learners.KindOrder {
+		return Applicability{Rerank: true}
+	}
 	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
 		return Applicability{Reason: fmt.Sprintf("it outputs %s, not a kernel", spec.Kind)}
 	}
 	if missing := spec.Needs &^ searchInputs; missing != 0 {
 		return Applicability{Reason: "it needs " + strings.Join(missing.Names(), " and ") + ", which a search's candidates do not have"}
 	}
-	if !visual {
+	if !visual && spec.Needs&(learners.NeedFeatures|learners.NeedKernels) != 0 {
 		return Applicability{Reason: noFeatures}
 	}
 	return Applicability{Rerank: true}
 }
 
-// rerankers names the registered learners that can re-rank a search.
+// rerankers names the registered learners that can re-rank a search, and
+// their aliases.
 func rerankers() []string {
 	var names []string
 	for _, s := range learners.Specs() {
-		if LearnerApplicability(s, true).Rerank {
+		if !s.Fixed && LearnerApplicability(s, true).Rerank {
 			names = append(names, s.Name)
+			names = append(names, s.Aliases...)
 		}
 	}
+	slices.Sort(names)
 	return names
-}
-
-// StrategyApplicability says whether a built-in strategy (Strategies) can
-// re-rank a search over a corpus with or without visual features.
-func StrategyApplicability(name string, visual bool) Applicability {
-	if name == "raw" || name == "text" || visual {
-		return Applicability{Rerank: true}
-	}
-	return Applicability{Reason: noFeatures}
 }
 
 // Cost model: the work of a kernel in floating-point operations, to tell the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,9 @@ func TestLearnerPanicIsAnError(t *testing.T) {
 // Which learners can re-rank a search follows from their kind and needs,
 // and one that cannot is refused with the reason (issue 10, finding 7).
 func TestLearnerApplicability(t *testing.T) {
-	can := map[string]bool{"hsicnpk": true, "npk-fused": true, "alignf": true, "uniform": true, "umkl": true, "influence-mkl": true, "test-panic": true}
+	can := map[string]bool{"hsicnpk": true, "npk-fused": true, "alignf": true, "uniform": true, "umkl": true, "influence-mkl": true, "test-panic": true,
+		"raw": true, "text": true, "linear": true, "poly": true, "rbf": true, "intersection": true}
+	withoutFeatures := map[string]bool{"raw": true, "text": true}
 	for _, s := range learners.Specs() {
 		a := LearnerApplicability(s, true)
 		if a.Rerank != can[s.Name] || a.Rerank == (a.Reason != "") {
@@ -43,20 +46,18 @@ func TestLearnerApplicability(t *testing.T) {
 		if a.Rerank != (err == nil) || err != nil && !strings.Contains(err.Error(), a.Reason) {
 			t.Errorf("%s: NewPlan error %v, want it to give the reason %q", s.Name, err, a.Reason)
 		}
-		if LearnerApplicability(s, false).Rerank {
-			t.Errorf("%s re-ranks a corpus without visual features", s.Name)
+		if LearnerApplicability(s, false).Rerank != withoutFeatures[s.Name] {
+			t.Errorf("%s: re-ranks a corpus without visual features: %v, want %v", s.Name, !withoutFeatures[s.Name], withoutFeatures[s.Name])
 		}
 	}
-	for want, name := range map[string]string{"needs labels": "lpmkl", "needs pairs": "simplenpkl", "outputs embedding": "spe"} {
+	for want, name := range map[string]string{"needs labels": "lpmkl", "needs pairs": "simplenpkl", "outputs embedding": "spe", "outputs scorer": "mklr"} {
 		s, _ := learners.Lookup(name)
 		if r := LearnerApplicability(s, true).Reason; !strings.Contains(strings.ReplaceAll(r, "it ", ""), want) {
 			t.Errorf("%s: reason %q, want %q", name, r, want)
 		}
 	}
-	for _, s := range Strategies() {
-		if !StrategyApplicability(s, true).Rerank || StrategyApplicability(s, false).Rerank != (s == "raw" || s == "text") {
-			t.Errorf("strategy %s: %+v with features, %+v without", s, StrategyApplicability(s, true), StrategyApplicability(s, false))
-		}
+	if got, want := Strategies(), []string{"intersection", "linear", "poly", "raw", "rbf", "text"}; !slices.Equal(got, want) {
+		t.Errorf("Strategies() = %v, want the fixed plug-ins %v", got, want)
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
+	// The fixed strategies (raw, text, linear, poly, rbf, intersection)
+	// are plug-ins of the registry, as the learners are.
+	_ "github.com/kernelrank/kernelrank/learners/fixed"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -22,73 +25,10 @@ type source struct {
 	compute func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error)
 }
 
-// parametric are the fixed kernels of Table 6.3 (and histogram intersection),
-// with their parameters declared like a learner's so they are validated alike.
-var parametric = map[string]struct {
-	params []learners.Param
-	kernel func(x *mat.Dense, v learners.Values) (*mat.SymDense, error)
-}{
-	"linear": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) { return learners.Linear(x), nil }},
-	"poly": {
-		[]learners.Param{
-			learners.Int("degree", 2, 1, 10, "polynomial degree d in (c + x.y)^d"),
-			learners.Float("c", 1, 0, 1e6, "offset c in (c + x.y)^d"),
-		},
-		func(x *mat.Dense, v learners.Values) (*mat.SymDense, error) {
-			return learners.Polynomial(x, v.Int("degree"), v.Float("c")), nil
-		},
-	},
-	"rbf": {
-		[]learners.Param{learners.Positive("scale", 1, "sigma in exp(-||x-y||^2/sigma) as a multiple of the mean squared distance among the candidates")},
-		func(x *mat.Dense, v learners.Values) (*mat.SymDense, error) {
-			d := learners.SqDistances(x)
-			sigma := v.Float("scale") * learners.MeanOffDiagonal(d)
-			if sigma == 0 {
-				sigma = 1 // all candidates identical: every affinity is 1
-			}
-			return learners.RBF(x, sigma), nil
-		},
-	},
-	"intersection": {nil, func(x *mat.Dense, _ learners.Values) (*mat.SymDense, error) {
-		return learners.HistogramIntersection(nonNegative(x))
-	}},
-}
-
-// kernelFor resolves a strategy name and its parameters.
+// kernelFor resolves a strategy name (any registered plug-in that can
+// re-rank a search, by name or alias) and its parameters.
 func kernelFor(strategy string, params json.RawMessage) (*source, error) {
-	switch strategy {
-	case "raw", "text":
-		v, err := parseParams(learners.Spec{Name: strategy}, params)
-		if err != nil {
-			return nil, err
-		}
-		src := &source{params: canonical(v)}
-		if strategy == "text" {
-			src.compute = func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
-				return TextKernel(cands), nil, nil
-			}
-		}
-		return src, nil
-	}
-	if p, ok := parametric[strategy]; ok {
-		v, err := parseParams(learners.Spec{Name: strategy, Params: p.params}, params)
-		if err != nil {
-			return nil, err
-		}
-		return &source{visual: true, params: canonical(v), compute: func(_ context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
-			x, err := Visual(cands)
-			if err != nil {
-				return nil, nil, err
-			}
-			k, err := p.kernel(x, v)
-			return k, nil, err
-		}}, nil
-	}
-	name := strategy
-	if name == "npk" {
-		name = "hsicnpk"
-	}
-	l, spec, err := learners.New(name, params)
+	l, spec, err := learners.New(strategy, params)
 	if errors.Is(err, learners.ErrUnknownLearner) {
 		return nil, optErr("unknown re-ranker %q: use a strategy (%s) or a learner that can re-rank a search (%s)",
 			strategy, strings.Join(Strategies(), ", "), strings.Join(rerankers(), ", "))
@@ -97,19 +37,38 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
 	if a := LearnerApplicability(spec, true); !a.Rerank {
-		return nil, optErr("learner %s cannot re-rank a search: %s", name, a.Reason)
+		return nil, optErr("learner %s cannot re-rank a search: %s", spec.Name, a.Reason)
 	}
 	v, err := parseParams(spec, params) // valid: New accepted them
 	if err != nil {
 		return nil, err
 	}
-	return &source{visual: true, learner: name, params: canonical(v), compute: func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
-		x, err := Visual(cands)
-		if err != nil {
-			return nil, nil, err
+	src := &source{params: canonical(v), visual: spec.Needs&(learners.NeedFeatures|learners.NeedKernels) != 0}
+	if spec.Kind == learners.KindOrder {
+		return src, nil // raw: no kernel
+	}
+	if !spec.Fixed {
+		src.learner = spec.Name
+	}
+	src.compute = func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+		in := &learners.Input{}
+		var x *mat.Dense
+		if src.visual {
+			var err error
+			if x, err = Visual(cands); err != nil {
+				return nil, nil, err
+			}
 		}
-		text := TextKernel(cands)
-		in := &learners.Input{Features: x, Target: text}
+		if spec.Needs&learners.NeedFeatures != 0 {
+			in.Features = x
+		}
+		var text *mat.SymDense
+		if spec.Needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
+			text = TextKernel(cands)
+		}
+		if spec.Needs&learners.NeedTarget != 0 {
+			in.Target = text
+		}
 		if spec.Needs&learners.NeedKernels != 0 {
 			// Base kernels only for the learners that combine them.
 			in.Kernels = []*mat.SymDense{learners.Linear(x), text}
@@ -121,10 +80,14 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 			return out.Kernel, &out.Stats, nil
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("learner %s: %w", name, err)
+			return nil, nil, fmt.Errorf("learner %s: %w", spec.Name, err)
+		}
+		if spec.Fixed {
+			return out.Kernel, nil, nil // nothing learned: no statistics to report
 		}
 		return out.Kernel, &out.Stats, nil
-	}}, nil
+	}
+	return src, nil
 }
 
 func parseParams(spec learners.Spec, params json.RawMessage) (learners.Values, error) {
@@ -192,35 +155,6 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 		}
 	}
 	return k
-}
-
-// nonNegative returns x with every column that has a negative entry shifted
-// by its minimum over the window, so that histogram intersection applies to
-// features of any sign (the demo's colour skewness and Gabor moments are
-// negative somewhere); non-negative columns, and so non-negative corpora
-// such as Corel5k, are unchanged.
-func nonNegative(x *mat.Dense) *mat.Dense {
-	r, c := x.Dims()
-	var out *mat.Dense
-	for j := 0; j < c; j++ {
-		lo := 0.0
-		for i := 0; i < r; i++ {
-			lo = min(lo, x.At(i, j))
-		}
-		if lo == 0 {
-			continue
-		}
-		if out == nil {
-			out = mat.DenseCopyOf(x)
-		}
-		for i := 0; i < r; i++ {
-			out.Set(i, j, x.At(i, j)-lo)
-		}
-	}
-	if out == nil {
-		return x
-	}
-	return out
 }
 
 // Visual stacks the candidates' visual vectors; they must all have one length.

@@ -25,8 +25,10 @@ type Candidate struct {
 
 // Options selects how to re-rank. The zero value re-ranks with the defaults.
 type Options struct {
-	// Strategy is raw, text, linear, poly, rbf, intersection, npk, or the name
-	// of any registered learner that outputs a kernel (default DefaultStrategy).
+	// Strategy names, or is an alias of, a plug-in of the learners registry
+	// that can re-rank a search: a fixed strategy (raw, text, linear, poly,
+	// rbf, intersection) or a learner that outputs a kernel, such as npk
+	// (hsicnpk) or npk-fused (default DefaultStrategy).
 	Strategy string
 	// Params are the kernel's or learner's parameters as a JSON object.
 	Params json.RawMessage
@@ -108,14 +110,16 @@ func optErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrOptions, fmt.Sprintf(format, args...))
 }
 
-// Strategies lists the built-in strategies and the default; registered
-// kernel learners are accepted too.
+// Strategies lists the fixed re-rank strategies (the registry's Fixed
+// plug-ins that can re-rank a search: raw, text, linear, poly, rbf,
+// intersection); the learners that can re-rank are accepted too.
 func Strategies() []string {
-	names := []string{"raw", "text", "npk", "npk-fused"}
-	for name := range parametric {
-		names = append(names, name)
+	var names []string
+	for _, s := range learners.Specs() {
+		if s.Fixed && LearnerApplicability(s, true).Rerank {
+			names = append(names, s.Name)
+		}
 	}
-	sort.Strings(names)
 	return names
 }
 

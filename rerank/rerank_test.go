@@ -327,12 +327,17 @@ func TestPlanRerankUsesTheGivenKernel(t *testing.T) {
 	}
 }
 
-// The default is among the strategies listed (the web page offers these,
-// with the default selected) and every listed strategy resolves.
-func TestStrategiesListTheDefault(t *testing.T) {
-	names := Strategies()
+// The default and the npk alias resolve, and so does every listed strategy
+// and re-ranking learner (the web page offers these).
+func TestStrategiesResolve(t *testing.T) {
+	names := append(Strategies(), rerankers()...)
 	if !slices.Contains(names, DefaultStrategy) {
-		t.Fatalf("Strategies() = %v lacks the default %s", names, DefaultStrategy)
+		t.Fatalf("%v lacks the default %s", names, DefaultStrategy)
+	}
+	if p, err := NewPlan(Options{Strategy: "npk"}); err != nil {
+		t.Fatal(err)
+	} else if p.Learner() != "hsicnpk" {
+		t.Fatalf("npk is fitted by %q, want hsicnpk (its alias)", p.Learner())
 	}
 	for _, s := range names {
 		if _, err := NewPlan(Options{Strategy: s}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,8 +47,8 @@ func TestIssue10BadInputs(t *testing.T) {
 		{"/v1/search?q=cat&damping=0", 400, "damping must be a number in the open interval (0, 1), got \"0\""},
 		{"/v1/search?q=cat&damping=-0.5", 400, "damping"},
 		{"/v1/search?q=cat&damping=NaN", 400, "damping"},
-		{"/v1/search?q=cat&rerank=ploy", 400, `unknown re-ranker "ploy": use a strategy (intersection, linear, npk, npk-fused, poly, raw, rbf, text)`},
-		{"/v1/search?q=cat&rerank=ploy", 400, "hsicnpk"},
+		{"/v1/search?q=cat&rerank=ploy", 400, `unknown re-ranker "ploy": use a strategy (intersection, linear, poly, raw, rbf, text)`},
+		{"/v1/search?q=cat&rerank=ploy", 400, "hsicnpk, influence-mkl, npk, npk-fused"},
 		{"/v1/search?q=cat&rerank=lpmkl", 400, "lpmkl cannot re-rank a search: it needs labels"},
 		{"/v1/search?q=cat&learner=spe", 400, "spe cannot re-rank a search: it outputs embedding"},
 		{"/v1/search?q=cat&rerank=npk-fused" + p(`{"max_iter":1e7}`), 400, `parameter "max_iter"`},
@@ -146,19 +147,34 @@ func TestLearnersSayWhetherTheyRerank(t *testing.T) {
 			t.Errorf("%s lost its spec: %v", l["name"], l)
 		}
 	}
-	if got["hsicnpk"] != true || got["npk-fused"] != true || got["lpmkl"] != false || got["spe"] != false {
+	if got["hsicnpk"] != true || got["npk-fused"] != true || got["poly"] != true || got["raw"] != true ||
+		got["lpmkl"] != false || got["spe"] != false || got["mklr"] != false {
 		t.Errorf("rerank flags %v", got)
 	}
-	n := 0
+	var strategies []string
 	for _, st := range body["strategies"].([]any) {
 		st := st.(map[string]any)
 		if st["rerank"] != true {
 			t.Errorf("strategy %v cannot re-rank the test corpus", st)
 		}
-		n++
+		strategies = append(strategies, st["name"].(string))
 	}
-	if n != len(body["rerank"].([]any)) {
-		t.Errorf("%d strategies described, %d listed", n, len(body["rerank"].([]any)))
+	if want := []string{"intersection", "linear", "poly", "raw", "rbf", "text"}; !slices.Equal(strategies, want) {
+		t.Errorf("strategies %v, want the fixed plug-ins %v", strategies, want)
+	}
+	// rerank lists every name a search takes here: each plug-in marked
+	// rerank, and the aliases.
+	var names []string
+	for _, v := range body["rerank"].([]any) {
+		names = append(names, v.(string))
+	}
+	for name, can := range got {
+		if slices.Contains(names, name) != (can == true) {
+			t.Errorf("%s: rerank %v, listed in rerank: %v", name, can, slices.Contains(names, name))
+		}
+	}
+	if !slices.Contains(names, "npk") {
+		t.Errorf("rerank %v lacks the alias npk", names)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -146,9 +147,11 @@ func intParam(c *gin.Context, qs url.Values, name string, def, lo, hi int) (int,
 	return v, true
 }
 
-// listLearners lists the learners, each saying whether it can re-rank a
-// search over this corpus (rerank, and rerank_reason when it cannot), and
-// the built-in strategies likewise.
+// listLearners lists every plug-in of the registry (learners, the fixed
+// re-rank strategies, pair scorers), each saying whether it can re-rank a
+// search over this corpus (rerank, and rerank_reason when it cannot); the
+// fixed strategies again under "strategies", and under "rerank" every name
+// (aliases included) that rerank= takes here.
 func (s *Server) listLearners(c *gin.Context) {
 	if !onlyParams(c) {
 		return
@@ -156,6 +159,12 @@ func (s *Server) listLearners(c *gin.Context) {
 	visual := s.ix.Dim() > 0
 	specs := learners.Specs()
 	list := make([]map[string]any, len(specs))
+	type strategy struct {
+		Name string `json:"name"`
+		rerank.Applicability
+	}
+	var strategies []strategy
+	var names []string
 	for i, spec := range specs {
 		b, err := json.Marshal(spec)
 		if err == nil {
@@ -171,18 +180,18 @@ func (s *Server) listLearners(c *gin.Context) {
 		if !a.Rerank {
 			list[i]["rerank_reason"] = a.Reason
 		}
+		if spec.Fixed {
+			strategies = append(strategies, strategy{spec.Name, a})
+		}
+		if a.Rerank {
+			names = append(names, spec.Name)
+			names = append(names, spec.Aliases...)
+		}
 	}
-	type strategy struct {
-		Name string `json:"name"`
-		rerank.Applicability
-	}
-	var strategies []strategy
-	for _, name := range rerank.Strategies() {
-		strategies = append(strategies, strategy{name, rerank.StrategyApplicability(name, visual)})
-	}
+	sort.Strings(names)
 	c.JSON(http.StatusOK, gin.H{
 		"learners":       list,
-		"rerank":         rerank.Strategies(),
+		"rerank":         names,
 		"strategies":     strategies,
 		"default_rerank": s.images.DefaultStrategy(),
 		// how the default was chosen on validation queries (null: built in)

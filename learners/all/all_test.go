@@ -12,9 +12,9 @@ import (
 // the contract suite below runs once for each of them, so a learner that
 // failed to register would otherwise go untested without a sign.
 func TestEveryLearnerRegistered(t *testing.T) {
-	want := []string{"alignf", "cmvu", "coreg-spectral", "cotrain-spectral", "hsicnpk", "influence-mkl", "lpmkl",
-		"mkl-level", "mve", "npk-fused", "pfskl", "simplenpkl", "spe", "spectral", "tlk", "tsmkl", "tsmkl-poly",
-		"twolayer", "twolayer-inf", "umkl", "uniform"}
+	want := []string{"alignf", "cmvu", "coreg-spectral", "cotrain-spectral", "hsicnpk", "influence-mkl", "intersection",
+		"linear", "lpmkl", "mkl-level", "mklr", "mve", "npk-fused", "pfskl", "poly", "raw", "rbf", "simplenpkl", "spe",
+		"spectral", "text", "tlk", "tsmkl", "tsmkl-poly", "twolayer", "twolayer-inf", "umkl", "uniform"}
 	var got []string
 	for _, s := range learners.Specs() {
 		got = append(got, s.Name)

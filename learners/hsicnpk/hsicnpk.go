@@ -139,8 +139,9 @@ func params() []learners.Param {
 
 func init() {
 	learners.Register(learners.Spec{
-		Name: Name,
-		Kind: learners.KindKernel,
+		Name:    Name,
+		Aliases: []string{"npk"}, // the thesis' name, and the search API's since the start
+		Kind:    learners.KindKernel,
 		Doc: "Semantics-preserving nonparametric kernel (Zhuang thesis ch. 6, eq. 6.2): " +
 			"maximises HSIC with the tag kernel (Target) subject to visual kNN distance constraints from Features; " +
 			"dual projected L-BFGS with a duality-gap certificate, optional low-rank Laplacian basis.",

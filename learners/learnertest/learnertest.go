@@ -239,6 +239,12 @@ func checkOutput(t *testing.T, spec learners.Spec, in *learners.Input, out *lear
 		if spec.Simplex && math.Abs(sum-1) > 1e-9 {
 			t.Errorf("weights %v sum to %v; the learner says they lie on the simplex", out.Weights, sum)
 		}
+	case learners.KindScorer:
+		checkScorer(t, in, out.Scorer)
+	case learners.KindOrder:
+		if out.Kernel != nil || out.Weights != nil || out.Embedding != nil || out.Scorer != nil {
+			t.Fatal("an order plug-in outputs nothing, got an output")
+		}
 	case learners.KindEmbedding:
 		if out.Embedding == nil {
 			t.Fatal("no embedding in the output")
@@ -252,6 +258,34 @@ func checkOutput(t *testing.T, spec learners.Spec, in *learners.Input, out *lear
 				t.Fatalf("embedding holds %v", v)
 			}
 		}
+	}
+}
+
+// checkScorer checks a pair scorer: finite scores, and the must-link pairs
+// (same cluster) scored above the cannot-link ones (different clusters) on
+// average, as any scorer fitted on them must.
+func checkScorer(t *testing.T, in *learners.Input, sc learners.PairScorer) {
+	t.Helper()
+	if sc == nil {
+		t.Fatal("no scorer in the output")
+	}
+	n := in.N()
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if v := sc.Score(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("score(%d, %d) = %v", i, j, v)
+			}
+		}
+	}
+	mean := func(ps []learners.Pair) float64 {
+		sum := 0.0
+		for _, p := range ps {
+			sum += sc.Score(p.I, p.J)
+		}
+		return sum / float64(len(ps))
+	}
+	if m, c := mean(in.MustLink), mean(in.CannotLink); !(m > c) {
+		t.Fatalf("must-link pairs score %v on average, cannot-link pairs %v: want the first higher", m, c)
 	}
 }
 
@@ -339,7 +373,16 @@ func closeOutput(a, b *learners.Output, tol float64) bool {
 		}
 		return true
 	}
-	var ka, kb, ea, eb []float64
+	var ka, kb, ea, eb, sa, sb []float64
+	if a.Scorer != nil && b.Scorer != nil {
+		// Scores of the pairs among the first points (every pair of a
+		// problem of the suite's sizes).
+		for i := 0; i < 24; i++ {
+			for j := 0; j < 24; j++ {
+				sa, sb = append(sa, a.Scorer.Score(i, j)), append(sb, b.Scorer.Score(i, j))
+			}
+		}
+	}
 	if a.Kernel != nil && b.Kernel != nil {
 		ka, kb = a.Kernel.RawSymmetric().Data, b.Kernel.RawSymmetric().Data
 	}
@@ -347,7 +390,7 @@ func closeOutput(a, b *learners.Output, tol float64) bool {
 		ea, eb = a.Embedding.RawMatrix().Data, b.Embedding.RawMatrix().Data
 	}
 	return (a.Kernel == nil) == (b.Kernel == nil) && (a.Embedding == nil) == (b.Embedding == nil) &&
-		eq(ka, kb) && eq(ea, eb) && eq(a.Weights, b.Weights)
+		(a.Scorer == nil) == (b.Scorer == nil) && eq(ka, kb) && eq(ea, eb) && eq(sa, sb) && eq(a.Weights, b.Weights)
 }
 
 // badInputs returns inputs a learner with these needs must reject with ErrInput.
@@ -363,6 +406,9 @@ func badInputs(needs learners.Needs) map[string]*learners.Input {
 			in.Target.SetSym(0, 1, math.Inf(1))
 		}
 		return in
+	}
+	if needs&(learners.NeedKernels|learners.NeedFeatures|learners.NeedTarget|learners.NeedLabels) == 0 {
+		return bad // no input to get wrong but none at all (raw)
 	}
 	bad["NaN"] = nanAt(Problem(24, 4))
 	mismatch := Problem(24, 5)

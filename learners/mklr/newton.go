@@ -23,6 +23,11 @@ const (
 	// the loss beyond rounding ends a refit (see refit).
 	stallTol  = 1e-8
 	maxNewton = 50
+	// lossFloor: a refit whose loss is below it has every training pair on
+	// its side with a margin of about 23 and stops: on pairs that the
+	// unpenalised terms separate, those would otherwise grow without bound
+	// and the loss halve forever.
+	lossFloor = 1e-10
 	// chunkPairs is the number of training pairs a worker takes at a time
 	// in the Hessian and candidate products.
 	chunkPairs = 4096
@@ -189,7 +194,7 @@ func (t *trainer) refit() error {
 		}
 		floats.Scale(-1, dir)
 		dec := -floats.Dot(t.grad, dir)
-		if dec/2 <= newtonTol*t.loss {
+		if dec/2 <= newtonTol*t.loss || t.loss < lossFloor {
 			return nil
 		}
 		if !fresh {

@@ -160,11 +160,11 @@ func grid(quick bool) []config {
 	for _, p := range fusedLowRanks {
 		cs = append(cs, config{method: hsicnpk.FusedName + "-lowrank", strategy: hsicnpk.FusedName, params: p, variants: parametric})
 	}
-	// Every other registered learner that can learn a kernel from what a
+	// Every other registered learner (the fixed strategies are above) that can learn a kernel from what a
 	// query has (visual features, the tag kernel, base kernels), with its defaults.
 	const has = learners.NeedFeatures | learners.NeedTarget | learners.NeedKernels
 	for _, s := range learners.Specs() {
-		if s.Name != hsicnpk.Name && s.Name != hsicnpk.FusedName && s.Needs&^has == 0 && (s.Kind == learners.KindKernel || s.Kind == learners.KindWeights) {
+		if !s.Fixed && s.Name != hsicnpk.Name && s.Name != hsicnpk.FusedName && s.Needs&^has == 0 && (s.Kind == learners.KindKernel || s.Kind == learners.KindWeights) {
 			cs = append(cs, config{method: s.Name, strategy: s.Name, variants: learned})
 		}
 	}

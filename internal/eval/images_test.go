@@ -218,3 +218,27 @@ func TestReshapeSubsetAndMaxTags(t *testing.T) {
 		t.Errorf("no reshaping asked, got %d images, %v, %q", len(all), all[0].doc.Tags, desc)
 	}
 }
+
+// Each method of the grid is one strategy, and a configuration is listed
+// once: the registry's fixed strategies are the rows above, not again
+// among "every other learner".
+func TestGridListsEachConfigurationOnce(t *testing.T) {
+	strategy := map[string]string{}
+	seen := map[string]bool{}
+	for _, c := range grid(false) {
+		if s, ok := strategy[c.method]; ok && s != c.strategy {
+			t.Errorf("method %s runs %s and %s", c.method, s, c.strategy)
+		}
+		strategy[c.method] = c.strategy
+		key := c.method + " " + c.params
+		if seen[key] {
+			t.Errorf("%s listed twice", key)
+		}
+		seen[key] = true
+	}
+	for _, fixed := range []string{"text", "linear", "poly", "rbf", "intersection"} {
+		if strategy[fixed] != fixed {
+			t.Errorf("method %s: strategy %q", fixed, strategy[fixed])
+		}
+	}
+}

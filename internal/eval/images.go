@@ -89,7 +89,7 @@ func (c config) variantName(v variant) string {
 	switch c.method {
 	case "npk":
 		name = "full/" + name
-	case "npk-lowrank":
+	case "npk-lowrank", "npk-lowrank-laplacian":
 		name = "low-rank/" + name
 	}
 	return name
@@ -136,11 +136,17 @@ func grid(quick bool) []config {
 			}
 		}
 	}
+	var laplacians, fusedLaplacians []string // the thesis' low-rank basis (section 6.3.4)
 	for _, m := range []string{"10", "20"} {
 		fusedLowRanks = append(fusedLowRanks, fmt.Sprintf(`{"rank":%s}`, m))
+		fusedLaplacians = append(fusedLaplacians, fmt.Sprintf(`{"rank":%s,"basis":"laplacian"}`, m))
+		for _, b := range []string{"1", "0.1"} {
+			laplacians = append(laplacians, fmt.Sprintf(`{"rank":%s,"budget":%s,"basis":"laplacian"}`, m, b))
+		}
 	}
 	if quick {
 		polys, rbfs, npks, lowranks, fused, fusedLowRanks = polys[:1], rbfs[:1], npks[:1], lowranks[:1], fused[:1], fusedLowRanks[:1]
+		laplacians, fusedLaplacians = laplacians[:1], fusedLaplacians[:1]
 	}
 	for _, p := range polys {
 		cs = append(cs, config{method: "poly", strategy: "poly", params: p, variants: parametric})
@@ -154,11 +160,17 @@ func grid(quick bool) []config {
 	for _, p := range lowranks {
 		cs = append(cs, config{method: "npk-lowrank", strategy: "npk", params: p, variants: learned})
 	}
+	for _, p := range laplacians {
+		cs = append(cs, config{method: "npk-lowrank-laplacian", strategy: "npk", params: p, variants: learned})
+	}
 	for _, p := range fused {
 		cs = append(cs, config{method: hsicnpk.FusedName, strategy: hsicnpk.FusedName, params: p, variants: parametric})
 	}
 	for _, p := range fusedLowRanks {
 		cs = append(cs, config{method: hsicnpk.FusedName + "-lowrank", strategy: hsicnpk.FusedName, params: p, variants: parametric})
+	}
+	for _, p := range fusedLaplacians {
+		cs = append(cs, config{method: hsicnpk.FusedName + "-lowrank-laplacian", strategy: hsicnpk.FusedName, params: p, variants: parametric})
 	}
 	// Every other registered learner (the fixed strategies are above) that can learn a kernel from what a
 	// query has (visual features, the tag kernel, base kernels), with its defaults.

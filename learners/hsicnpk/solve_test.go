@@ -29,12 +29,12 @@ func TestRegistered(t *testing.T) {
 		t.Fatalf("kind %v needs %v", s.Kind, s.Needs)
 	}
 	l := newLearner(t, "")
-	want := config{k: 5, mutual: false, c: 10, budget: 1, rank: 0, tol: 1e-4, maxIter: 500}
+	want := config{k: 5, mutual: false, c: 10, budget: 1, rank: 0, basis: "tags", tol: 1e-4, maxIter: 500}
 	if l.cfg != want {
 		t.Fatalf("defaults %+v, want %+v", l.cfg, want)
 	}
-	l = newLearner(t, `{"k": 7, "neighbors": "mutual", "C": 3, "budget": 2, "rank": 12, "tol": 1e-6, "max_iter": 9, "best_effort": true}`)
-	want = config{k: 7, mutual: true, c: 3, budget: 2, rank: 12, tol: 1e-6, maxIter: 9, bestEffort: true}
+	l = newLearner(t, `{"k": 7, "neighbors": "mutual", "C": 3, "budget": 2, "rank": 12, "basis": "laplacian", "tol": 1e-6, "max_iter": 9, "best_effort": true}`)
+	want = config{k: 7, mutual: true, c: 3, budget: 2, rank: 12, basis: "laplacian", tol: 1e-6, maxIter: 9, bestEffort: true}
 	if l.cfg != want {
 		t.Fatalf("parsed %+v, want %+v", l.cfg, want)
 	}
@@ -195,7 +195,7 @@ func TestConvergedSolutionAndHistory(t *testing.T) {
 	}
 }
 
-// Low rank with m = n is the full problem.
+// Low rank with m = n is the full problem, over every basis.
 func TestLowRankFullEqualsFullRank(t *testing.T) {
 	x, kt := randomProblem(30, 3, 6, 5)
 	in := &learners.Input{Features: x, Target: kt}
@@ -203,20 +203,53 @@ func TestLowRankFullEqualsFullRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	low, err := (&Learner{cfg: config{k: 4, c: 10, budget: 1, rank: 30, tol: 1e-9, maxIter: 3000}}).Fit(context.Background(), in)
+	for _, basis := range []string{"laplacian", "tags", "mixed"} {
+		// 1e-8: a rotated basis (tags) does not reach 1e-9 within the cap.
+		low, err := (&Learner{cfg: config{k: 4, c: 10, budget: 1, rank: 30, basis: basis, tol: 1e-8, maxIter: 3000}}).Fit(context.Background(), in)
+		if err != nil {
+			t.Fatalf("%s: %v", basis, err)
+		}
+		if d := relDiff(low.Stats.Objective, full.Stats.Objective); d > 1e-4 {
+			t.Fatalf("%s: objective %g (rank n) vs %g (full): %g relative", basis, low.Stats.Objective, full.Stats.Objective, d)
+		}
+		if d := frobDiff(low.Kernel, full.Kernel) / math.Sqrt(learners.Frobenius(full.Kernel, full.Kernel)); d > 1e-4 {
+			t.Fatalf("%s: kernels differ by %g relative", basis, d)
+		}
+		// And a rank clamped above n is the same as rank n.
+		over, err := (&Learner{cfg: config{k: 4, c: 10, budget: 1, rank: 100, basis: basis, tol: 1e-8, maxIter: 3000}}).Fit(context.Background(), in)
+		if err != nil || relDiff(over.Stats.Objective, low.Stats.Objective) > 1e-9 {
+			t.Fatalf("%s: rank 100: %v, objective %g vs %g", basis, err, over.Stats.Objective, low.Stats.Objective)
+		}
+	}
+}
+
+// Where the visual constraints are slack the optimum lies in the leading
+// eigenspace of the centred tag kernel (Theorem 6.34 scales M_+ into the
+// budget), so a tag basis of that rank reaches the full-rank objective,
+// while a Laplacian basis of the same size does not.
+func TestTagBasisHoldsTheSlackOptimum(t *testing.T) {
+	x, kt := fewTags(60) // three distinct tag vectors: centred, M has rank 2
+	in := &learners.Input{Features: x, Target: kt}
+	cfg := config{k: 4, c: 10, budget: 1e-6, tol: 1e-9, maxIter: 3000, bestEffort: true}
+	full, err := (&Learner{cfg: cfg}).Fit(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := relDiff(low.Stats.Objective, full.Stats.Objective); d > 1e-4 {
-		t.Fatalf("objective %g (rank n) vs %g (full): %g relative", low.Stats.Objective, full.Stats.Objective, d)
+	objective := map[string]float64{}
+	for _, basis := range []string{"tags", "laplacian"} {
+		c := cfg
+		c.rank, c.basis = 3, basis
+		low, err := (&Learner{cfg: c}).Fit(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objective[basis] = low.Stats.Objective
 	}
-	if d := frobDiff(low.Kernel, full.Kernel) / math.Sqrt(learners.Frobenius(full.Kernel, full.Kernel)); d > 1e-4 {
-		t.Fatalf("kernels differ by %g relative", d)
+	if d := relDiff(objective["tags"], full.Stats.Objective); d > 1e-6 {
+		t.Fatalf("tag basis: objective %g, full rank %g (%g relative)", objective["tags"], full.Stats.Objective, d)
 	}
-	// And a rank clamped above n is the same as rank n.
-	over, err := (&Learner{cfg: config{k: 4, c: 10, budget: 1, rank: 100, tol: 1e-9, maxIter: 3000}}).Fit(context.Background(), in)
-	if err != nil || relDiff(over.Stats.Objective, low.Stats.Objective) > 1e-9 {
-		t.Fatalf("rank 100: %v, objective %g vs %g", err, over.Stats.Objective, low.Stats.Objective)
+	if !(objective["laplacian"] > objective["tags"]+1e-3*math.Abs(objective["tags"])) {
+		t.Fatalf("laplacian basis: objective %g, not worse than the tag basis's %g (the primal is minimised)", objective["laplacian"], objective["tags"])
 	}
 }
 

@@ -34,6 +34,8 @@ import (
 // (BenchmarkPartialEigen200). The workspace is
 // kept between calls of the same size, so a PartialEigen used in a loop
 // allocates almost nothing after the first call.
+// Built with -tags openblas, Factorize and VectorsTo call OpenBLAS's LAPACK
+// instead (partialeig_openblas.go); the results agree to rounding.
 // The zero value is ready to use; a PartialEigen is not safe for concurrent use.
 type PartialEigen struct {
 	// GonumTridiag makes Factorize and VectorsTo use gonum's blocked
@@ -41,6 +43,10 @@ type PartialEigen struct {
 	// back-transform (applyQ); both give the same factorisation up to
 	// rounding. It is the reference path for tests and benchmarks.
 	GonumTridiag bool
+	// noLAPACK makes an openblas build take the pure-Go path too (tests and
+	// benchmarks compare the two); without the tag there is only that path.
+	noLAPACK bool
+	lp       lapackState // the LAPACK path's workspace (openblas builds)
 
 	n    int
 	a    []float64 // the reflectors left by dsytrd (lower triangle), n x n
@@ -148,11 +154,8 @@ func (pe *PartialEigen) factorize() error {
 		pe.ok = true
 		return nil
 	}
-	var impl gonum.Implementation
-	if pe.GonumTridiag {
-		impl.Dsytrd(blas.Lower, n, pe.a, n, pe.d, pe.e, pe.tau, pe.work, len(pe.work))
-	} else {
-		pe.tridiag()
+	if err := pe.tridiagonalize(); err != nil {
+		return err
 	}
 
 	// Split T where an off-diagonal is negligible (the test of dsteqr), so
@@ -182,6 +185,7 @@ func (pe *PartialEigen) factorize() error {
 		}
 	}
 	// Eigenvalues block by block, then merged in ascending order.
+	var impl gonum.Implementation
 	k := 0
 	for bi, b := range pe.blocks {
 		m := b.end - b.start
@@ -206,6 +210,17 @@ func (pe *PartialEigen) factorize() error {
 	copy(pe.block, pe.blockTmp)
 	pe.ok = true
 	return nil
+}
+
+// tridiagonalizeGo reduces pe.a to T in pe.d, pe.e by tridiag, or gonum's
+// Dsytrd with GonumTridiag.
+func (pe *PartialEigen) tridiagonalizeGo() {
+	if pe.GonumTridiag {
+		var impl gonum.Implementation
+		impl.Dsytrd(blas.Lower, pe.n, pe.a, pe.n, pe.d, pe.e, pe.tau, pe.work, len(pe.work))
+		return
+	}
+	pe.tridiag()
 }
 
 // clusterTol is the relative eigenvalue distance below which inverse
@@ -274,7 +289,21 @@ func (pe *PartialEigen) VectorsTo(dst *mat.Dense, lo, hi int) error {
 	if err := pe.inverseIteration(z, q, wlo, whi); err != nil {
 		return err
 	}
-	// Back-transform: Q = diag(1, Q~), Q~ the reflectors in A[1:n, 0:n-1].
+	if err := pe.backTransform(z, q); err != nil {
+		return err
+	}
+	raw := dst.RawMatrix()
+	off := lo - wlo
+	for r := 0; r < n; r++ {
+		copy(raw.Data[r*raw.Stride:r*raw.Stride+p], z[r*q+off:r*q+off+p])
+	}
+	return nil
+}
+
+// backTransformGo overwrites the row-major n x q z with Q z, Q = diag(1, Q~)
+// from tridiagonalizeGo, Q~ the reflectors in A[1:n, 0:n-1].
+func (pe *PartialEigen) backTransformGo(z []float64, q int) {
+	n := pe.n
 	if pe.GonumTridiag {
 		var impl gonum.Implementation
 		if pe.lwq < q || pe.zcols != q {
@@ -290,12 +319,6 @@ func (pe *PartialEigen) VectorsTo(dst *mat.Dense, lo, hi int) error {
 	} else {
 		pe.applyQ(z[q:], q)
 	}
-	raw := dst.RawMatrix()
-	off := lo - wlo
-	for r := 0; r < n; r++ {
-		copy(raw.Data[r*raw.Stride:r*raw.Stride+p], z[r*q+off:r*q+off+p])
-	}
-	return nil
 }
 
 // inverseIteration fills columns 0..q-1 of z (n x q, row-major) with the

@@ -68,6 +68,9 @@ func BenchmarkRerank200(b *testing.B) {
 		{"npk-full", "npk", `{}`},
 		{"npk-rank10", "npk", `{"rank":10}`},
 		{"npk-rank30", "npk", `{"rank":30}`},
+		// low rank over the thesis' Laplacian basis (the default basis is the tag kernel's)
+		{"npk-rank10-laplacian", "npk", `{"rank":10,"basis":"laplacian"}`},
+		{"npk-rank30-laplacian", "npk", `{"rank":30,"basis":"laplacian"}`},
 		{"npk-full-slack", "npk", `{"budget":0.1}`},
 		{"npk-rank10-slack", "npk", `{"rank":10,"budget":0.1}`},
 		{"npk-rank30-slack", "npk", `{"rank":30,"budget":0.1}`},

@@ -130,19 +130,31 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 		}
 	} else {
 		pr.q = min(cfg.rank, n)
-		if err := pr.lowRankBasis(d2, mean, mc, cfg.basis); err != nil {
+		ritz, err := pr.lowRankBasis(d2, mean, mc, cfg.basis)
+		if err != nil {
 			return nil, err
 		}
 		q := pr.q
-		var mv, mt mat.Dense
-		mv.Mul(mc, pr.v)
-		mt.Mul(pr.v.T(), &mv)
 		pr.m = make([]float64, q*q)
-		for i := 0; i < q; i++ {
-			for j := i; j < q; j++ {
-				x := (mt.At(i, j) + mt.At(j, i)) / 2
-				pr.m[i*q+j], pr.m[j*q+i] = x, x
+		if ritz != nil {
+			// V holds Ritz vectors of M: V^T M V is their Ritz values.
+			for i, x := range ritz {
+				pr.m[i*q+i] = x
 			}
+		} else {
+			var mv, mt mat.Dense
+			mv.Mul(mc, pr.v)
+			mt.Mul(pr.v.T(), &mv)
+			for i := 0; i < q; i++ {
+				for j := i; j < q; j++ {
+					x := (mt.At(i, j) + mt.At(j, i)) / 2
+					pr.m[i*q+j], pr.m[j*q+i] = x, x
+				}
+			}
+		}
+		mtNorm := 0.0
+		for _, x := range pr.m {
+			mtNorm = math.Max(mtNorm, math.Abs(x))
 		}
 		pr.lv = mat.NewDense(n, q, nil)
 		pr.wt = make([]float64, q*(n/2+1))
@@ -153,7 +165,7 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 			}
 		}
 		pr.yt = make([]float64, q*n)
-		if mfro := mat.Norm(&mt, 2); mfro < 1e-12 {
+		if mtNorm < 1e-12 {
 			return nil, fmt.Errorf("%w: the tag kernel has no component in the %d-dimensional low-rank basis; raise rank", learners.ErrInput, q)
 		}
 	}
@@ -167,7 +179,8 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	return pr, nil
 }
 
-// lowRankBasis sets V, n x q, to the low-rank basis cfg.basis names.
+// lowRankBasis sets V, n x q, to the low-rank basis cfg.basis names, and
+// returns for the tag basis its Ritz values (V^T M V is their diagonal).
 //
 // laplacian (section 6.3.4): the q eigenvectors of the kNN graph Laplacian
 // with the smallest eigenvalues. Edges are the constrained pairs, weighted
@@ -195,7 +208,7 @@ const (
 	tagPowerSteps = 2
 )
 
-func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense, basis string) error {
+func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense, basis string) (ritz []float64, err error) {
 	n, q := pr.n, pr.q
 	pr.v = mat.NewDense(n, q, nil)
 	tagsQ := 0
@@ -206,14 +219,14 @@ func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense
 		tagsQ = (q + 1) / 2
 	}
 	if tagsQ > 0 {
-		_, vecs, err := learners.LeadingSubspace(mc, tagsQ, tagOversample, tagPowerSteps, 1)
+		vals, vecs, err := learners.LeadingSubspace(mc, tagsQ, tagOversample, tagPowerSteps, 1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pr.v.Slice(0, n, 0, tagsQ).(*mat.Dense).Copy(vecs)
-	}
-	if tagsQ == q {
-		return nil
+		if tagsQ == q {
+			return vals, nil
+		}
 	}
 	if mean <= 0 {
 		mean = 1
@@ -225,10 +238,10 @@ func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense
 	lap := make([]float64, n*n)
 	pairLaplacian(lap, n, pr.pairs, 1, w)
 	if err := pr.pe.FactorizeDense(n, lap); err != nil {
-		return err
+		return nil, err
 	}
 	if err := pr.pe.VectorsTo(pr.v.Slice(0, n, tagsQ, q).(*mat.Dense), 0, q-tagsQ); err != nil {
-		return err
+		return nil, err
 	}
 	if tagsQ > 0 {
 		var vt mat.Dense
@@ -236,7 +249,7 @@ func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense
 		learners.OrthonormalizeRows(&vt)
 		pr.v.Copy(vt.T())
 	}
-	return nil
+	return nil, nil
 }
 
 // addLaplacian adds coef * V^T L_w V to the q x q row-major dst.

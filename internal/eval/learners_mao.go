@@ -159,7 +159,7 @@ func runMao(ctx context.Context, r *runner, out map[string]*LearnersTable) error
 			if lap, err = newLapRLS(set.d.x, sp, set.p); err != nil {
 				return fmt.Errorf("%s: laprls: %w", set.d.name, err)
 			}
-			notes = append(notes, fmt.Sprintf("%s: laprls set-up (eigendecompositions of K and of K^1/2 L^p K^1/2, once per data set, not in its per-split time) %.1f s",
+			notes = append(notes, fmt.Sprintf("%s: laprls set-up (eigendecompositions of K = R R^T and of R^T L^p R, once per data set, not in its per-split time) %.1f s",
 				set.d.name, time.Since(begin).Seconds()))
 		}
 		res := make([]maoRep, reps)

@@ -3,9 +3,14 @@ package eval
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/pfskl"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestG50CRecipe: 275 points a class whose means differ by
@@ -116,6 +121,188 @@ func TestTLKTable(t *testing.T) {
 		r, ok := find(tb.Rows, "synthetic/average", m, metricAccuracy)
 		if !ok || r.Value < 0.86 || r.Value > 0.95 || r.Paper == nil {
 			t.Errorf("%s: %+v", m, r)
+		}
+	}
+}
+
+// lapRLSByLU is LapRLS as spec A.14.1 writes it, the independent reference
+// of lapRLS.solve: it returns the solver of f = K alpha,
+// alpha = (J K + gA l I + gI l/n^2 L^p K)^-1 Y by a dense nonsymmetric LU
+// solve, on all n points.
+func lapRLSByLU(t *testing.T, x *mat.Dense, sp *pfskl.Spectrum, p int) func(train []int, y *mat.Dense, gA, gI float64) *mat.Dense {
+	t.Helper()
+	n, _ := x.Dims()
+	k := mat.DenseCopyOf(lapKernel(x))
+	scaled := mat.DenseCopyOf(sp.U)
+	for r := range n {
+		row := scaled.RawRowView(r)
+		for i := range row {
+			row[i] *= math.Pow(sp.Gamma[i], float64(p))
+		}
+	}
+	var lp, lk mat.Dense
+	lp.Mul(scaled, sp.U.T())
+	lk.Mul(&lp, k)
+	return func(train []int, y *mat.Dense, gA, gI float64) *mat.Dense {
+		nl := float64(len(train))
+		a := mat.NewDense(n, n, nil)
+		a.Scale(gI*nl/float64(n*n), &lk)
+		for _, i := range train {
+			for j := range n {
+				a.Set(i, j, a.At(i, j)+k.At(i, j))
+			}
+		}
+		for i := range n {
+			a.Set(i, i, a.At(i, i)+gA*nl)
+		}
+		_, cols := y.Dims()
+		b := mat.NewDense(n, cols, nil)
+		for r, i := range train {
+			b.SetRow(i, y.RawRowView(r))
+		}
+		var lu mat.LU
+		lu.Factorize(a)
+		var alpha, f mat.Dense
+		if err := lu.SolveTo(&alpha, false, b); err != nil {
+			t.Fatal(err)
+		}
+		f.Mul(k, &alpha)
+		return &f
+	}
+}
+
+// threeBlobs is a 3-class set of n points in 4 dimensions (unit Gaussians
+// around three means 3 apart).
+func threeBlobs(t *testing.T, n int, seed uint64) *labelled {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	rows, y := make([][]float64, n), make([]float64, n)
+	for i := range rows {
+		c := i % 3
+		rows[i] = make([]float64, 4)
+		for f := range rows[i] {
+			rows[i][f] = rng.NormFloat64()
+		}
+		rows[i][c] += 3
+		y[i] = float64(c)
+	}
+	d, err := newLabelled("blobs", "test", rows, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// lapCase is a small data set with its graph and LapRLS set-up.
+type lapCase struct {
+	d    *labelled
+	lap  *lapRLS
+	lu   func(train []int, y *mat.Dense, gA, gI float64) *mat.Dense
+	name string
+}
+
+func newLapCase(t *testing.T, name string, d *labelled, k, p int) lapCase {
+	t.Helper()
+	sp, err := pfskl.NewSpectrum(context.Background(), d.x, pfskl.GraphParams{K: k, P: p, Eps: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap, err := newLapRLS(d.x, sp, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lapCase{d: d, lap: lap, lu: lapRLSByLU(t, d.x, sp, p), name: name}
+}
+
+// TestLapRLSMatchesLU: the factored solve gives the LU form's f on every
+// point to 1e-8 (relative, max norm) at the grid's extremes and inside it,
+// for one column (two classes) and one-hot columns (three), for a fold-sized
+// and a full labelled set.
+func TestLapRLSMatchesLU(t *testing.T) {
+	g := g50c(3)
+	g.x = mat.DenseCopyOf(g.x.Slice(0, 100, 0, 50))
+	g.labels = g.labels[:100]
+	cases := []lapCase{newLapCase(t, "g50c[:100] p=5", g, 10, 5), newLapCase(t, "blobs p=2", threeBlobs(t, 90, 1), 6, 2)}
+	pairs := [][2]float64{{1e-6, 1e-6}, {1e-6, 1e2}, {1e2, 1e-6}, {1e2, 1e2}, {1e-2, 1}, {1, 1e-4}}
+	for _, tc := range cases {
+		n, _ := tc.d.x.Dims()
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		for _, nl := range []int{10, 40} {
+			lab, y, err := pfskl.Targets(drawLabelled(tc.d, nl, uint64(nl)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, cols := y.Dims(); cols != map[int]int{2: 1, 3: 3}[tc.d.classes] {
+				t.Fatalf("%s: %d target columns for %d classes", tc.name, cols, tc.d.classes)
+			}
+			for _, pr := range pairs {
+				got, err := tc.lap.solve(lab, y, pr[0], pr[1], all)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tc.lu(lab, y, pr[0], pr[1])
+				if d := relDiff(got, want); !(d < 1e-8) {
+					t.Errorf("%s, l = %d, (gA, gI) = %v: f differs from the LU solve by %.3g", tc.name, nl, pr, d)
+				}
+				// The rows asked for, in their order.
+				part, err := tc.lap.solve(lab, y, pr[0], pr[1], []int{5, 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for r, i := range []int{5, 0} {
+					if !slices.Equal(part.RawRowView(r), got.RawRowView(i)) {
+						t.Errorf("%s: row %d of the at = {5, 0} solve is %v, want %v", tc.name, r, part.RawRowView(r), got.RawRowView(i))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLapRLSSplitUnchanged: on whole splits, LapRLS's cross-validated
+// (gamma_A, gamma_I) and its predictions on the unlabelled points are those
+// of the same 5-fold scheme run on the LU form.
+func TestLapRLSSplitUnchanged(t *testing.T) {
+	sonar, err := loadBuiltin(dataFile(t, ""), setSonar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []lapCase{newLapCase(t, "sonar", sonar, 10, 2), newLapCase(t, "blobs", threeBlobs(t, 120, 2), 10, 2)} {
+		for seed := range uint64(2) {
+			labels := drawLabelled(tc.d, 50, seed)
+			lab, y, err := pfskl.Targets(labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var unl []int
+			for i, l := range labels {
+				if l == learners.Unlabeled {
+					unl = append(unl, i)
+				}
+			}
+			pred, pair, err := tc.lap.cvFit(ctx, lab, y, unl, tc.d.labels, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPair, err := gridCV(ctx, lab, y, tc.d.labels, seed, lapGrid, lapGrid, func(train []int, ty *mat.Dense, gA, gI float64) (func(int) int, error) {
+				all := pfskl.Classify(tc.lu(train, ty, gA, gI))
+				return func(i int) int { return all[i] }, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := pfskl.Classify(tc.lu(lab, y, wantPair[0], wantPair[1]))
+			want := make([]int, len(unl))
+			for r, u := range unl {
+				want[r] = all[u]
+			}
+			if pair != wantPair || !slices.Equal(pred, want) {
+				t.Errorf("%s seed %d: chose %v, predictions %v; the LU form chooses %v, predicts %v", tc.name, seed, pair, pred, wantPair, want)
+			}
 		}
 	}
 }

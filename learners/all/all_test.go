@@ -14,7 +14,7 @@ import (
 func TestEveryLearnerRegistered(t *testing.T) {
 	want := []string{"alignf", "cmvu", "coreg-spectral", "cotrain-spectral", "hsicnpk", "influence-mkl", "lpmkl",
 		"mkl-level", "mve", "npk-fused", "pfskl", "simplenpkl", "spe", "spectral", "tlk", "tsmkl", "tsmkl-poly",
-		"twolayer", "twolayer-inf", "umkl", "uniform"}
+		"tsmkl-rf", "twolayer", "twolayer-inf", "umkl", "uniform"}
 	var got []string
 	for _, s := range learners.Specs() {
 		got = append(got, s.Name)

@@ -73,11 +73,16 @@ type Forest struct {
 type tree struct{ nodes []node }
 
 type node struct {
-	feature int32   // split feature; -1 at a leaf
+	feature int32   // split feature; leafNo or leafYes at a leaf
 	left    int32   // index of the left child (inner nodes)
 	thr     float64 // an inner node sends z[feature] <= thr left
-	vote    bool    // a leaf's class
 }
+
+// The feature of a leaf voting negative, and positive.
+const (
+	leafNo  = -1
+	leafYes = -2
+)
 
 // data is what every tree of a fit shares (read only).
 type data struct {
@@ -181,26 +186,36 @@ func newData(x *mat.Dense, y []bool, opt Options) (*data, error) {
 type grower struct {
 	d      *data
 	w      []int32   // bootstrap multiplicity of each sample
-	order  [][]int32 // per feature: the in-bag samples, each node's in a contiguous sorted run
+	order  [][]entry // per feature: the in-bag samples, each node's in a contiguous sorted run
 	left   []bool    // scratch of a partition: does sample i go left
-	tmp    []int32
+	tmp    []entry
 	feats  []int
 	nodes  []node
 	stack  []span
 	picked []int
 }
 
-// span is a node to grow: its index and the run [lo, hi) of its samples in
-// every order list.
+// entry is an in-bag sample in a feature's order list, with what a scan
+// of the list needs, so that it reads the list alone: the feature's value,
+// and the bootstrap count times 2 plus 1 for a positive.
+type entry struct {
+	v  float64
+	i  int32
+	wy int32
+}
+
+// span is a node to grow: its index, the run [lo, hi) of its samples in
+// every order list, and their bootstrap count and positives among them.
 type span struct {
 	node, lo, hi int
+	total, pos   int32
 }
 
 func newGrower(d *data) *grower {
-	g := &grower{d: d, w: make([]int32, d.n), order: make([][]int32, d.p), left: make([]bool, d.n), tmp: make([]int32, d.n),
+	g := &grower{d: d, w: make([]int32, d.n), order: make([][]entry, d.p), left: make([]bool, d.n), tmp: make([]entry, d.n),
 		feats: make([]int, d.p)}
 	for f := range g.order {
-		g.order[f] = make([]int32, 0, d.n)
+		g.order[f] = make([]entry, 0, d.n)
 	}
 	return g
 }
@@ -220,60 +235,82 @@ func (g *grower) grow(rng *rand.Rand) tree {
 
 // build grows a tree on the samples weighted by g.w.
 func (g *grower) build(rng *rand.Rand) tree {
-	d := g.d
-	for f := range d.p {
-		ord := g.order[f][:0]
-		for _, i := range d.order[f] {
-			if g.w[i] > 0 {
-				ord = append(ord, i)
-			}
-		}
-		g.order[f] = ord
-	}
+	g.inBag()
 	for f := range g.feats {
 		g.feats[f] = f
 	}
+	root := span{hi: len(g.order[0])}
+	for _, e := range g.order[0] {
+		root.total += e.wy >> 1
+		root.pos += e.wy >> 1 * (e.wy & 1)
+	}
 	g.nodes = append(g.nodes[:0], node{})
-	g.stack = append(g.stack[:0], span{0, 0, len(g.order[0])})
-	minLeaf := int32(d.opt.MinLeaf)
+	g.stack = append(g.stack[:0], root)
 	for len(g.stack) > 0 {
 		s := g.stack[len(g.stack)-1]
 		g.stack = g.stack[:len(g.stack)-1]
-		var total, pos int32
-		for _, i := range g.order[0][s.lo:s.hi] {
-			total += g.w[i]
-			if d.y[i] {
-				pos += g.w[i]
-			}
-		}
-		feature, cut, thr, ok := -1, 0, 0.0, false
-		if pos > 0 && pos < total && total >= 2*minLeaf {
-			feature, cut, thr, ok = g.bestSplit(s, total, pos, rng)
+		feature, cut, thr, wl, pl, ok := -1, 0, 0.0, int32(0), int32(0), false
+		if g.splittable(s) {
+			feature, cut, thr, wl, pl, ok = g.bestSplit(s, rng)
 		}
 		if !ok {
-			vote := 2*pos > total
-			if 2*pos == total {
+			vote := 2*s.pos > s.total
+			if 2*s.pos == s.total {
 				vote = rng.IntN(2) == 1
 			}
-			g.nodes[s.node] = node{feature: -1, vote: vote}
+			g.nodes[s.node] = node{feature: leafNo}
+			if vote {
+				g.nodes[s.node].feature = leafYes
+			}
 			continue
 		}
 		l := len(g.nodes)
 		g.nodes[s.node] = node{feature: int32(feature), left: int32(l), thr: thr}
 		g.nodes = append(g.nodes, node{}, node{})
-		g.partition(s, feature, cut)
+		left := span{l, s.lo, cut, wl, pl}
+		right := span{l + 1, cut, s.hi, s.total - wl, s.pos - pl}
+		// Children that are leaves need no sorted runs: two of them, no partition.
+		if g.splittable(left) || g.splittable(right) {
+			g.partition(s, feature, cut)
+		}
 		// Right child pushed first: the left one is grown first.
-		g.stack = append(g.stack, span{l + 1, cut, s.hi}, span{l, s.lo, cut})
+		g.stack = append(g.stack, right, left)
 	}
 	return tree{nodes: slices.Clone(g.nodes)}
 }
 
+// inBag fills the order lists with the samples of positive weight.
+func (g *grower) inBag() {
+	d := g.d
+	for f := range d.p {
+		ord, col := g.order[f][:0], d.cols[f]
+		for _, i := range d.order[f] {
+			if w := g.w[i]; w > 0 {
+				wy := 2 * w
+				if d.y[i] {
+					wy++
+				}
+				ord = append(ord, entry{col[i], i, wy})
+			}
+		}
+		g.order[f] = ord
+	}
+}
+
+// splittable says whether a node may be split: it holds both classes and
+// MinLeaf samples for each side.
+func (g *grower) splittable(s span) bool {
+	return s.pos > 0 && s.pos < s.total && s.total >= 2*int32(g.d.opt.MinLeaf)
+}
+
 // bestSplit tries mtry random features on the node and returns the split
 // of maximum information gain: the feature, the end of the left run in
-// the feature's order (a position in [s.lo, s.hi)) and the threshold. ok
-// is false when no split gains information with MinLeaf samples a side.
-func (g *grower) bestSplit(s span, total, pos int32, rng *rand.Rand) (feature, cut int, thr float64, ok bool) {
+// the feature's order (a position in [s.lo, s.hi)), the threshold, and
+// the count and positives on the left. ok is false when no split gains
+// information with MinLeaf samples a side.
+func (g *grower) bestSplit(s span, rng *rand.Rand) (feature, cut int, thr float64, bestWl, bestPl int32, ok bool) {
 	d := g.d
+	total, pos := s.total, s.pos
 	minLeaf := int32(d.opt.MinLeaf)
 	// A split must lower the summed entropy by more than rounding.
 	best := d.ent(total, pos) - 1e-9*float64(total)
@@ -290,17 +327,14 @@ func (g *grower) bestSplit(s span, total, pos int32, rng *rand.Rand) (feature, c
 	g.picked = append(g.picked[:0], feats...)
 	slices.Sort(g.picked)
 	for _, f := range g.picked {
-		col, ord := d.cols[f], g.order[f][s.lo:s.hi]
+		ord := g.order[f][s.lo:s.hi]
 		var wl, pl int32
-		next := col[ord[0]]
 		for k := 0; k < len(ord)-1; k++ {
-			i := ord[k]
-			wl += g.w[i]
-			if d.y[i] {
-				pl += g.w[i]
-			}
-			v := next
-			next = col[ord[k+1]]
+			e := &ord[k]
+			w := e.wy >> 1
+			wl += w
+			pl += w * (e.wy & 1)
+			v, next := e.v, ord[k+1].v
 			if wl < minLeaf || v == next {
 				continue
 			}
@@ -308,22 +342,22 @@ func (g *grower) bestSplit(s span, total, pos int32, rng *rand.Rand) (feature, c
 				break
 			}
 			if crit := d.ent(wl, pl) + d.ent(total-wl, pos-pl); crit < best {
-				best, feature, cut, ok = crit, f, s.lo+k+1, true
+				best, feature, cut, bestWl, bestPl, ok = crit, f, s.lo+k+1, wl, pl, true
 				if thr = v + (next-v)/2; thr >= next { // adjacent floats
 					thr = v
 				}
 			}
 		}
 	}
-	return feature, cut, thr, ok
+	return feature, cut, thr, bestWl, bestPl, ok
 }
 
 // partition moves, in every feature's order list, the node's samples that
 // go left (the run [s.lo, cut) of feature's list) before those that go
 // right, keeping each side sorted.
 func (g *grower) partition(s span, feature, cut int) {
-	for k, i := range g.order[feature][s.lo:s.hi] {
-		g.left[i] = s.lo+k < cut
+	for k, e := range g.order[feature][s.lo:s.hi] {
+		g.left[e.i] = s.lo+k < cut
 	}
 	for f, ord := range g.order {
 		if f == feature {
@@ -332,12 +366,12 @@ func (g *grower) partition(s span, feature, cut int) {
 		run := ord[s.lo:s.hi]
 		l, r := 0, 0
 		tmp := g.tmp[:len(run)]
-		for _, i := range run {
-			if g.left[i] {
-				run[l] = i
+		for _, e := range run {
+			if g.left[e.i] {
+				run[l] = e
 				l++
 			} else {
-				tmp[r] = i
+				tmp[r] = e
 				r++
 			}
 		}
@@ -357,7 +391,7 @@ func (t *tree) predict(z []float64) bool {
 	for {
 		nd := &t.nodes[k]
 		if nd.feature < 0 {
-			return nd.vote
+			return nd.feature == leafYes
 		}
 		k = int(nd.left)
 		if z[nd.feature] > nd.thr {
@@ -379,6 +413,28 @@ func (f *Forest) Votes(z []float64) (int, error) {
 		}
 	}
 	return v, nil
+}
+
+// Fractions sets dst[r] to the fraction of trees voting positive on row r
+// of z (len(dst) rows of P values). It walks one tree over all the rows
+// before the next, which keeps the tree in cache: many rows are faster
+// this way than by Fraction.
+func (f *Forest) Fractions(dst []float64, z *mat.Dense) error {
+	if r, c := z.Dims(); r != len(dst) || c != f.p {
+		return fmt.Errorf("%w: forest: %d x %d values for %d rows of %d features", learners.ErrInput, r, c, len(dst), f.p)
+	}
+	clear(dst)
+	for t := range f.trees {
+		for r := range dst {
+			if f.trees[t].predict(z.RawRowView(r)) {
+				dst[r]++
+			}
+		}
+	}
+	for r := range dst {
+		dst[r] /= float64(len(f.trees))
+	}
+	return nil
 }
 
 // Fraction returns the fraction of trees voting positive on z.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -53,10 +54,10 @@ func TestBestSplitByHand(t *testing.T) {
 	// Root: 3.5; its right child {4, 5, 6} = - - + cuts at 5.5 into two pure leaves.
 	want := []node{
 		{feature: 0, left: 1, thr: 3.5},
-		{feature: -1, vote: true},
+		{feature: leafYes},
 		{feature: 0, left: 3, thr: 5.5},
-		{feature: -1, vote: false},
-		{feature: -1, vote: true},
+		{feature: leafNo},
+		{feature: leafYes},
 	}
 	if !reflect.DeepEqual(tr.nodes, want) {
 		t.Errorf("tree %+v, want %+v", tr.nodes, want)
@@ -65,12 +66,12 @@ func TestBestSplitByHand(t *testing.T) {
 	// With at least 3 samples a leaf, only the cut after the 3rd point is allowed,
 	// and its right child (3 samples) stays a leaf voting -.
 	tr = unweighted(t, x, y, 3).build(rng)
-	want = []node{{feature: 0, left: 1, thr: 3.5}, {feature: -1, vote: true}, {feature: -1, vote: false}}
+	want = []node{{feature: 0, left: 1, thr: 3.5}, {feature: leafYes}, {feature: leafNo}}
 	if !reflect.DeepEqual(tr.nodes, want) {
 		t.Errorf("min leaf 3: tree %+v, want %+v", tr.nodes, want)
 	}
 	// At least 4 a leaf: 6 samples cannot be split.
-	if tr = unweighted(t, x, y, 4).build(rng); len(tr.nodes) != 1 || !tr.nodes[0].vote {
+	if tr = unweighted(t, x, y, 4).build(rng); len(tr.nodes) != 1 || tr.nodes[0].feature != leafYes {
 		t.Errorf("min leaf 4: tree %+v, want one leaf voting +", tr.nodes)
 	}
 }
@@ -93,18 +94,22 @@ func TestBestSplitWeighted(t *testing.T) {
 	y := []bool{false, true, true, true, false, false, false}
 	g := unweighted(t, x, y, 1)
 	g.w[0], g.w[4], g.w[5], g.w[6] = 4, 0, 0, 0
-	s := span{0, 0, 4}
-	g.order = [][]int32{{0, 1, 2, 3}, {0, 2, 1, 3}}
-	f, cut, thr, ok := g.bestSplit(s, 7, 3, rand.New(rand.NewPCG(1, 1)))
-	if !ok || f != 0 || cut != 1 || thr != 1.5 {
-		t.Errorf("split (%d, %d, %v, %v), want feature 0, cut 1, threshold 1.5", f, cut, thr, ok)
+	s := span{0, 0, 4, 7, 3}
+	g.inBag()
+	f, cut, thr, wl, pl, ok := g.bestSplit(s, rand.New(rand.NewPCG(1, 1)))
+	if !ok || f != 0 || cut != 1 || thr != 1.5 || wl != 4 || pl != 0 {
+		t.Errorf("split (%d, %d, %v, %d, %d, %v), want feature 0, cut 1, threshold 1.5, 4 samples (0 +) left", f, cut, thr, wl, pl, ok)
 	}
 	// Feature 1 (0 1 0 1) gains less: its one cut leaves weights 5 (1 +)
 	// and 2 (2 +). Splitting on feature 0 sends point 0 left and keeps
 	// feature 1's run sorted on each side: [0 | 2 1 3].
 	g.partition(s, 0, 1)
-	if !reflect.DeepEqual(g.order[1], []int32{0, 2, 1, 3}) {
-		t.Errorf("feature 1 order after the split %v, want [0 2 1 3]", g.order[1])
+	var got []int32
+	for _, e := range g.order[1] {
+		got = append(got, e.i)
+	}
+	if !slices.Equal(got, []int32{0, 2, 1, 3}) {
+		t.Errorf("feature 1 order after the split %v, want [0 2 1 3]", got)
 	}
 }
 

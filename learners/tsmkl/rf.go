@@ -135,7 +135,7 @@ func (m *RFModel) Similarity(ctx context.Context, kernels []*mat.SymDense, rows,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			z := make([]float64, len(kernels))
+			z := mat.NewDense(len(cols), len(kernels), nil)
 			for {
 				a := int(next.Add(1)) - 1
 				if a >= len(rows) {
@@ -147,14 +147,14 @@ func (m *RFModel) Similarity(ctx context.Context, kernels []*mat.SymDense, rows,
 					mu.Unlock()
 					return
 				}
-				row := out.RawRowView(a)
 				for b, j := range cols {
 					lo, hi := min(rows[a], j), max(rows[a], j)
+					zb := z.RawRowView(b)
 					for l, r := range raws {
-						z[l] = r.data[lo*r.stride+hi]
+						zb[l] = r.data[lo*r.stride+hi]
 					}
-					row[b], _ = m.Forest.Fraction(z) // z has P values: no error
 				}
+				_ = m.Forest.Fractions(out.RawRowView(a), z) // the sizes agree: no error
 			}
 		}()
 	}

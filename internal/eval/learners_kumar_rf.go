@@ -25,10 +25,13 @@ import (
 // rfDraws is the number of landmark draws averaged (spec 8 step 7).
 const rfDraws = 5
 
-// rfOptions are the thesis' forest settings; K-examples beyond the cap
-// (none of the UCI sets: pima's balanced set is about 171,000) are
-// subsampled.
-var rfOptions = tsmkl.RFOptions{Forest: forest.Options{Trees: 500, MinLeaf: 3, Mtry: 10}, MaxPairs: 200000}
+// rfOptions are the thesis' forest settings. DEVIATION (time): the
+// balanced K-examples are capped at 50,000 (half of each K-label), which
+// leaves sonar's (about 14,000) and ionosphere's (about 39,000) whole and
+// subsamples pima's (about 171,000): a pima forest of 500 trees on all of
+// them took about 150 CPU-seconds a split, beyond the budget of a run on
+// the shared cores. The spec caps only Caltech's (1e5-1e6).
+var rfOptions = tsmkl.RFOptions{Forest: forest.Options{Trees: 500, MinLeaf: 3, Mtry: 10}, MaxPairs: 50000}
 
 // rfTSMKL returns the test accuracy of random-forest TS-MKL on the split,
 // averaged over draws landmark draws, and the seconds of its similarity

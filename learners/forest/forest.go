@@ -8,9 +8,9 @@
 // midpoints between consecutive distinct sorted values; a node is split
 // while a split leaves at least MinLeaf bootstrap samples on each side and
 // gains information, and is otherwise a leaf voting its majority class.
-// The forest predicts by majority vote; Fraction gives the fraction of
-// trees voting for the positive class, the similarity of random-forest
-// TS-MKL.
+// The forest predicts by majority vote; Fraction (Fractions, for many
+// samples) gives the fraction of trees voting for the positive class, the
+// similarity of random-forest TS-MKL.
 //
 // It is shared code, not a learner: it registers nothing.
 //
@@ -241,8 +241,9 @@ func (g *grower) build(rng *rand.Rand) tree {
 	}
 	root := span{hi: len(g.order[0])}
 	for _, e := range g.order[0] {
-		root.total += e.wy >> 1
-		root.pos += e.wy >> 1 * (e.wy & 1)
+		w := e.wy >> 1
+		root.total += w
+		root.pos += w * (e.wy & 1)
 	}
 	g.nodes = append(g.nodes[:0], node{})
 	g.stack = append(g.stack[:0], root)

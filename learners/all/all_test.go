@@ -14,7 +14,7 @@ import (
 func TestEveryLearnerRegistered(t *testing.T) {
 	want := []string{"alignf", "cmvu", "coreg-spectral", "cotrain-spectral", "hsicnpk", "influence-mkl", "intersection",
 		"linear", "lpmkl", "mkl-level", "mklr", "mve", "npk-fused", "pfskl", "poly", "raw", "rbf", "simplenpkl", "spe",
-		"spectral", "text", "tlk", "tsmkl", "tsmkl-poly", "twolayer", "twolayer-inf", "umkl", "uniform"}
+		"spectral", "text", "tlk", "tsmkl", "tsmkl-poly", "tsmkl-rf", "twolayer", "twolayer-inf", "umkl", "uniform"}
 	var got []string
 	for _, s := range learners.Specs() {
 		got = append(got, s.Name)

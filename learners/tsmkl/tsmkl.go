@@ -36,7 +36,9 @@
 // learners.Unlabeled give no K-example):
 //   - "tsmkl": kind weights; Weights = mu over the base kernels,
 //     Kernel = sum mu_l K_l;
-//   - "tsmkl-poly": kind kernel; Kernel = the polynomial combination.
+//   - "tsmkl-poly": kind kernel; Kernel = the polynomial combination;
+//   - "tsmkl-rf": kind kernel; random-forest TS-MKL with landmark
+//     features (rf.go), Kernel = Phi Phi^T.
 //
 // The learners first centre each base kernel and scale it to unit mean
 // feature-space variance (normalize = "center-standardize", spec 1.6, as
@@ -382,12 +384,16 @@ func Normalize(kernels []*mat.SymDense, train []int) {
 	}
 }
 
+// normalizeParam is the normalize parameter of every registered TS-MKL learner.
+var normalizeParam = learners.Enum("normalize", "center-standardize", []string{"center-standardize", "none"},
+	"centre each base kernel and scale it to unit mean variance first (the thesis), or use them as given")
+
 func init() {
 	common := []learners.Param{
 		learners.Float("lambda", 0, 0, math.Inf(1), "Pegasos regularisation; 0 chooses it on the thesis' grid 100*4^-j by validation hinge loss"),
 		learners.Int("iterations", 1000, 1, 1<<24, "Pegasos steps T (the thesis: 1000 on UCI, 100000 elsewhere)"),
 		learners.Int("batch", 100, 1, 1<<20, "Pegasos mini-batch size B"),
-		learners.Enum("normalize", "center-standardize", []string{"center-standardize", "none"}, "centre each base kernel and scale it to unit mean variance first (the thesis), or use them as given"),
+		normalizeParam,
 		learners.Int("seed", 0, 0, math.MaxInt32, "seed of the balancing, the validation split and the mini-batches"),
 	}
 	build := func(v learners.Values, degree int) *Learner {
@@ -428,20 +434,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	if err := in.Validate(learners.NeedKernels | learners.NeedLabels); err != nil {
 		return nil, err
 	}
-	kernels := in.Kernels
-	if l.normalize {
-		n := in.N()
-		kernels = make([]*mat.SymDense, len(in.Kernels))
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		for t, k := range in.Kernels {
-			kernels[t] = mat.NewSymDense(n, nil)
-			kernels[t].CopySym(k)
-		}
-		Normalize(kernels, all)
-	}
+	kernels := normalized(in, l.normalize)
 	opt := l.opt
 	opt.Degree = l.degree
 	m, err := Fit(ctx, kernels, in.Labels, opt)
@@ -454,4 +447,24 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		out.Weights = m.Coef
 	}
 	return out, nil
+}
+
+// normalized returns the input's kernels, or normalised copies of them
+// (Normalize over all the points) when normalize is set.
+func normalized(in *learners.Input, normalize bool) []*mat.SymDense {
+	if !normalize {
+		return in.Kernels
+	}
+	n := in.N()
+	kernels := make([]*mat.SymDense, len(in.Kernels))
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	for t, k := range in.Kernels {
+		kernels[t] = mat.NewSymDense(n, nil)
+		kernels[t].CopySym(k)
+	}
+	Normalize(kernels, all)
+	return kernels
 }

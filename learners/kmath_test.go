@@ -261,6 +261,22 @@ func TestInputValidate(t *testing.T) {
 	if err := implicit.Validate(NeedKernels | NeedTarget | NeedLabels | AcceptImplicit); err != nil || implicit.N() != 3 {
 		t.Errorf("valid implicit input rejected: %v (n = %d)", err, implicit.N())
 	}
+	// A link target stands for labels only for a learner that takes one.
+	linked := Input{Kernels: []*mat.SymDense{k}, Target: k}
+	if err := linked.Validate(NeedKernels | NeedLabels); err == nil {
+		t.Error("a target accepted in place of labels without AcceptLinkTarget")
+	}
+	if err := linked.Validate(NeedKernels | NeedLabels | AcceptLinkTarget); err != nil {
+		t.Errorf("a link target in place of labels rejected: %v", err)
+	}
+	linked.Labels = []int{0, 1}
+	if err := linked.Validate(NeedKernels | NeedLabels | AcceptLinkTarget); err == nil {
+		t.Error("labels of the wrong length accepted beside a link target")
+	}
+	needs := NeedKernels | NeedLabels | AcceptImplicit | AcceptLinkTarget
+	if needs.Required() != NeedKernels|NeedLabels || needs.GivenLinkTarget() != NeedKernels || (NeedLabels).GivenLinkTarget() != NeedLabels {
+		t.Errorf("Required %v, GivenLinkTarget %v", needs.Required().Names(), needs.GivenLinkTarget().Names())
+	}
 }
 
 // PSDPart agrees with ProjectPSD (a full decomposition) whichever side of

@@ -46,9 +46,36 @@ const (
 	// kernels and target as KernelMatrix (Input.Matrices, Input.TargetMatrix)
 	// when they are too large to store, as for thousands of users.
 	AcceptImplicit
+	// AcceptLinkTarget is not a need but a capability of a learner that
+	// needs labels: it takes, in their place, a target kernel read as a
+	// link relation, pair (i, j) linked when the target's entry is > 0 and
+	// not linked otherwise. Class labels are the case of the target
+	// [y_i = y_j] (the ideal kernel y y^T). A caller whose target is such
+	// a relation (the recommender's friendships, or the users' common
+	// groups) may give it, as Target or TargetMatrix, with no labels;
+	// labels win when both are given. A graded similarity (a search's tag
+	// kernel, > 0 for every pair sharing the query's tag) is not one.
+	AcceptLinkTarget
 )
 
-var needNames = []string{"kernels", "features", "target", "labels", "pairs", "implicit-kernels"}
+var needNames = []string{"kernels", "features", "target", "labels", "pairs", "implicit-kernels", "link-target"}
+
+// Capabilities are the bits of Needs that say what a learner can take,
+// not what it requires.
+const Capabilities = AcceptImplicit | AcceptLinkTarget
+
+// Required returns the needs without the capabilities.
+func (n Needs) Required() Needs { return n &^ Capabilities }
+
+// GivenLinkTarget returns what a learner requires beyond a link target
+// (see AcceptLinkTarget): its required needs, without labels when the
+// link target can stand for them.
+func (n Needs) GivenLinkTarget() Needs {
+	if n&AcceptLinkTarget != 0 {
+		n &^= NeedLabels
+	}
+	return n.Required()
+}
 
 // Names lists the needs in a fixed order, for documentation and errors.
 func (n Needs) Names() []string {
@@ -182,8 +209,12 @@ func (in *Input) Validate(needs Needs) error {
 			return err
 		}
 	}
-	if needs&NeedLabels != 0 {
+	linkTarget := needs&AcceptLinkTarget != 0 && len(in.Labels) == 0 && (in.Target != nil || in.TargetMatrix != nil)
+	if needs&NeedLabels != 0 && !linkTarget {
 		if len(in.Labels) != n {
+			if needs&AcceptLinkTarget != 0 && len(in.Labels) == 0 {
+				return inputErr("this learner needs %d labels or a link target, got neither", n)
+			}
 			return inputErr("this learner needs %d labels, got %d", n, len(in.Labels))
 		}
 		labeled := 0

@@ -45,7 +45,9 @@ type Applicability struct {
 
 // searchInputs is what a search gives a learner: the candidates' visual
 // features, their tag kernel as the target, and (for the learners that
-// combine kernels) the linear visual and tag kernels.
+// combine kernels) the linear visual and tag kernels. The tag kernel is a
+// graded similarity, not a link target: a learner that needs labels is
+// refused even when it takes a link target in their place (TS-MKL).
 const searchInputs = learners.NeedFeatures | learners.NeedTarget | learners.NeedKernels | learners.AcceptImplicit
 
 // noFeatures is why nothing visual re-ranks a corpus without visual features.
@@ -61,7 +63,7 @@ func LearnerApplicability(spec learners.Spec, visual bool) Applicability {
 	if spec.Kind != learners.KindKernel && spec.Kind != learners.KindWeights {
 		return Applicability{Reason: fmt.Sprintf("it outputs %s, not a kernel", spec.Kind)}
 	}
-	if missing := spec.Needs &^ searchInputs; missing != 0 {
+	if missing := spec.Needs.Required() &^ searchInputs; missing != 0 {
 		return Applicability{Reason: "it needs " + strings.Join(missing.Names(), " and ") + ", which a search's candidates do not have"}
 	}
 	if !visual && spec.Needs&(learners.NeedFeatures|learners.NeedKernels) != 0 {

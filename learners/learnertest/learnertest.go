@@ -133,6 +133,18 @@ func Run(t *testing.T, spec learners.Spec) {
 		})
 	}
 
+	if spec.Needs&learners.AcceptLinkTarget != 0 {
+		t.Run("link target", func(t *testing.T) {
+			in := Problem(47, 8)
+			in.Labels = nil // the target (same cluster) stands for them
+			out, err := fit(t, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOutput(t, spec, in, out)
+		})
+	}
+
 	t.Run("cancelled", func(t *testing.T) {
 		l, _, err := learners.New(spec.Name, nil)
 		if err != nil {
@@ -438,6 +450,9 @@ func badInputs(needs learners.Needs) map[string]*learners.Input {
 			in.Target = nil
 		case learners.NeedLabels:
 			in.Labels = nil
+			if needs&learners.AcceptLinkTarget != 0 {
+				in.Target = nil // it would stand for the labels
+			}
 		case learners.NeedPairs:
 			in.MustLink, in.CannotLink = nil, nil
 		}

@@ -32,24 +32,53 @@
 // the thesis' p^2 ordered pairs (duplicated columns would halve their
 // penalty).
 //
-// Registered learners (both Need kernels and labels; points labelled
-// learners.Unlabeled give no K-example):
-//   - "tsmkl": kind weights; Weights = mu over the base kernels,
-//     Kernel = sum mu_l K_l;
-//   - "tsmkl-poly": kind kernel; Kernel = the polynomial combination;
+// Link targets (FitTarget; an extension for the recommenders, not in the
+// thesis): without labels, a target kernel Y over the points stands for
+// them, pair (i, j), i <= j, having K-label +1 when Y_ij > 0 (linked: friends,
+// or users with a group in common) and -1 otherwise. Labels are the case
+// Y = y y^T (Y_ij = [y_i = y_j], or +-1), and give the very same fit. Up to
+// Options.MaxPairs pairs (2,047 points) every pair is a K-example and
+// balanced as above; beyond, forming the n(n+1)/2 pairs is out of the
+// question (thousands of users), and Options.Sample pairs of each K-label
+// are drawn uniformly without replacement: the linked ones through the
+// rows of the target, a row drawn in proportion to its links, the others
+// uniformly; one sweep over the target's rows counts the links (O(n)
+// memory, at most 3 n rows read). Only the pairs of the balanced set are
+// ever evaluated in the base kernels. DEVIATION from eq. 5.2 with sparse
+// links: the objective's sum over all pairs is estimated on the sample,
+// which is what the balanced subsample of step 1 does already.
+//
+// Registered learners (Needs kernels and labels, or a link target in their
+// place: learners.AcceptLinkTarget; labels win when both are given; points
+// labelled learners.Unlabeled give no K-example):
+//   - "tsmkl": kind weights; Weights = mu over the base kernels (>= 0, not
+//     on the simplex: Spec.Simplex is false), Kernel = sum mu_l K_l; it
+//     accepts implicit kernels (learners.KernelMatrix, as the recommender
+//     gives for thousands of users), and then forms Kernel only up to
+//     learners.DenseOutputMax points (nil above);
+//   - "tsmkl-poly": kind kernel; Kernel = the polynomial combination (stored
+//     kernels only);
 //   - "tsmkl-rf": kind kernel; random-forest TS-MKL with landmark
-//     features (rf.go), Kernel = Phi Phi^T.
+//     features (rf.go), Kernel = Phi Phi^T (kernels and labels only).
 //
 // The learners first centre each base kernel and scale it to unit mean
 // feature-space variance (normalize = "center-standardize", spec 1.6, as
-// in every experiment of the thesis), and Weights / Kernel refer to the
-// normalised kernels; normalize = "none" uses them as given. Fit, Model
-// and Normalize expose the same for kernels over train and test points.
+// in every experiment of the thesis; implicit kernels are centred and
+// scaled entry by entry, never stored), and Weights / Kernel refer to the
+// normalised kernels; normalize = "none" uses them as given. A caller that
+// combines the kernels as it holds them with Weights (the recommender's
+// learners.NewKernelSum) gets sum mu_l K_l, not the normalised
+// combination: the centring is a translation in feature space, and the
+// scales differ from the learned kernel's by each kernel's mean centred
+// diagonal (close to 1 for the recommender's kernels, scaled to mean
+// diagonal 1 and mostly sparse). Fit, Model and Normalize expose the same
+// for kernels over train and test points.
 package tsmkl
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -73,7 +102,21 @@ type Options struct {
 	Iterations int       // Pegasos steps T (default 1000, the thesis' UCI value)
 	Batch      int       // mini-batch size B (default 100)
 	Seed       uint64
+	// MaxPairs and Sample apply to a link target (FitTarget): with
+	// n(n+1)/2 <= MaxPairs (default DefaultMaxPairs) every pair is a
+	// K-example, as with labels; above, Sample K-examples of each K-label
+	// (default DefaultSample) are drawn.
+	MaxPairs int
+	Sample   int
 }
+
+// The defaults of Options.MaxPairs (every pair up to 2,047 points) and
+// Options.Sample (50,000 balanced K-examples: Pegasos draws 100,000 at the
+// default T and B).
+const (
+	DefaultMaxPairs = 1 << 21
+	DefaultSample   = 25000
+)
 
 // DefaultGrid is the thesis' lambda grid, 100 * 4^-j for j = 0..16.
 func DefaultGrid() []float64 {
@@ -153,27 +196,70 @@ func (k *kset) subset(idx []int) *kset {
 
 // kExamples builds the balanced K-training set of the labelled points.
 func kExamples(kernels []*mat.SymDense, labels []int, rng *rand.Rand) (*kset, error) {
-	var pts []int
+	pts, linked := labelled(labels)
+	return allPairs(stored(kernels), pts, linked, errOneClass, rng)
+}
+
+// labelled returns the points with a label and the K-labels of their pairs.
+func labelled(labels []int) (pts []int, linked func(i int) (func(j int) bool, error)) {
 	for i, y := range labels {
 		if y != learners.Unlabeled {
 			pts = append(pts, i)
 		}
 	}
-	p := len(kernels)
+	return pts, func(i int) (func(j int) bool, error) {
+		return func(j int) bool { return labels[i] == labels[j] }, nil
+	}
+}
+
+// targetLinks returns the K-labels of row i's pairs from a link target:
+// entry > 0. It reads the row once (cost: one Row of the target).
+func targetLinks(ctx context.Context, target learners.KernelMatrix) func(i int) (func(j int) bool, error) {
+	row := make([]float64, target.Dim())
+	return func(i int) (func(j int) bool, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		target.Row(i, row)
+		return func(j int) bool { return row[j] > 0 }, nil
+	}
+}
+
+// Why a K-training set is empty, for the error.
+const (
+	errOneClass  = "tsmkl needs labelled points of two or more classes"
+	errNoLink    = "tsmkl: the link target links no pair (no entry > 0)"
+	errAllLinked = "tsmkl: the link target links every pair (no entry <= 0)"
+)
+
+// allPairs builds the balanced K-training set of every pair i <= j of pts
+// (spec 5 step 1); linked(i) gives the K-labels of i's pairs and is called
+// once for each i, in order. noNeg is the error when no pair is unlinked.
+func allPairs(kernels []learners.KernelMatrix, pts []int, linked func(i int) (func(j int) bool, error), noNeg string, rng *rand.Rand) (*kset, error) {
 	var pos, neg []int // pair indices into the full list
 	var pairs [][2]int
+	var t []bool
 	for a, i := range pts {
+		same, err := linked(i)
+		if err != nil {
+			return nil, err
+		}
 		for _, j := range pts[a:] {
-			if labels[i] == labels[j] {
+			l := same(j)
+			if l {
 				pos = append(pos, len(pairs))
 			} else {
 				neg = append(neg, len(pairs))
 			}
 			pairs = append(pairs, [2]int{i, j})
+			t = append(t, l)
 		}
 	}
-	if len(neg) == 0 {
-		return nil, fmt.Errorf("%w: tsmkl needs labelled points of two or more classes", learners.ErrInput)
+	switch {
+	case len(neg) == 0:
+		return nil, fmt.Errorf("%w: %s", learners.ErrInput, noNeg)
+	case len(pos) == 0:
+		return nil, fmt.Errorf("%w: %s", learners.ErrInput, errNoLink)
 	}
 	if len(pos) > len(neg) {
 		pos, neg = neg, pos
@@ -183,17 +269,109 @@ func kExamples(kernels []*mat.SymDense, labels []int, rng *rand.Rand) (*kset, er
 		keep = append(keep, neg[r])
 	}
 	slices.Sort(keep)
-	ks := &kset{p: p, z: make([]float64, 0, len(keep)*p), t: make([]float64, 0, len(keep))}
+	ks := &kset{p: len(kernels), z: make([]float64, 0, len(keep)*len(kernels)), t: make([]float64, 0, len(keep))}
 	for _, e := range keep {
-		i, j := pairs[e][0], pairs[e][1]
-		for _, k := range kernels {
-			ks.z = append(ks.z, k.At(i, j))
+		ks.add(kernels, pairs[e], t[e])
+	}
+	return ks, nil
+}
+
+// add appends the K-example of pair ij with K-label +1 when linked, -1 otherwise.
+func (k *kset) add(kernels []learners.KernelMatrix, ij [2]int, linked bool) {
+	for _, kern := range kernels {
+		k.z = append(k.z, kern.At(ij[0], ij[1]))
+	}
+	t := -1.0
+	if linked {
+		t = 1
+	}
+	k.t = append(k.t, t)
+}
+
+// sampledPairs draws the balanced K-training set of a link target over n
+// points without forming the n(n+1)/2 pairs: one sweep over the target's
+// rows counts the linked pairs (i, j >= i) of each row; then m =
+// min(sample, linked pairs, unlinked pairs) pairs of each K-label are drawn
+// uniformly without replacement (Floyd's algorithm over the pairs of that
+// K-label numbered row by row), reading only the rows that hold a drawn
+// pair. Positives thus come from the links of sampled rows, a row drawn
+// in proportion to its links, and negatives uniformly from the unlinked
+// pairs. With sample at least the rarer K-label's count, the set has the
+// law of allPairs': every pair of the rarer K-label and a uniform subset of
+// the other. Cost: 3 n Row calls of the target at most, O(n + m) memory.
+func sampledPairs(ctx context.Context, kernels []learners.KernelMatrix, target learners.KernelMatrix, sample int, rng *rand.Rand) (*kset, error) {
+	n := target.Dim()
+	links := targetLinks(ctx, target)
+	count := make([]int, n) // linked pairs (i, j >= i) of row i
+	total := 0
+	for i := range n {
+		same, err := links(i)
+		if err != nil {
+			return nil, err
 		}
-		t := -1.0
-		if labels[i] == labels[j] {
-			t = 1
+		for j := i; j < n; j++ {
+			if same(j) {
+				count[i]++
+			}
 		}
-		ks.t = append(ks.t, t)
+		total += count[i]
+	}
+	unlinked := n*(n+1)/2 - total
+	switch {
+	case total == 0:
+		return nil, fmt.Errorf("%w: %s", learners.ErrInput, errNoLink)
+	case unlinked == 0:
+		return nil, fmt.Errorf("%w: %s", learners.ErrInput, errAllLinked)
+	}
+	m := min(sample, total, unlinked)
+	ks := &kset{p: len(kernels), z: make([]float64, 0, 2*m*len(kernels)), t: make([]float64, 0, 2*m)}
+	for _, linked := range []bool{true, false} {
+		of := func(i int) int { // pairs of this K-label in row i
+			if linked {
+				return count[i]
+			}
+			return n - i - count[i]
+		}
+		// Floyd: m distinct ranks in [0, size), sorted.
+		size := total
+		if !linked {
+			size = unlinked
+		}
+		drawn := make(map[int]bool, m)
+		for r := size - m; r < size; r++ {
+			if x := rng.IntN(r + 1); drawn[x] {
+				drawn[r] = true
+			} else {
+				drawn[x] = true
+			}
+		}
+		ranks := slices.Sorted(maps.Keys(drawn))
+		// Walk the rows: rank r is the (r - first)-th pair of its K-label in
+		// the row where the ranks before it end.
+		first := 0
+		for i := 0; i < n && len(ranks) > 0; i++ {
+			end := first + of(i)
+			if ranks[0] >= end {
+				first = end
+				continue
+			}
+			same, err := links(i)
+			if err != nil {
+				return nil, err
+			}
+			at := first
+			for j := i; j < n && len(ranks) > 0 && ranks[0] < end; j++ {
+				if same(j) != linked {
+					continue
+				}
+				if at == ranks[0] {
+					ks.add(kernels, [2]int{i, j}, linked)
+					ranks = ranks[1:]
+				}
+				at++
+			}
+			first = end
+		}
 	}
 	return ks, nil
 }
@@ -247,6 +425,56 @@ func hinge(ks *kset, monos [][]int, mu []float64) float64 {
 // Fit learns the K-classifier from kernels over the training points (used
 // as given: normalise them first, see Normalize) and their labels.
 func Fit(ctx context.Context, kernels []*mat.SymDense, labels []int, opt Options) (*Model, error) {
+	return fitLabels(ctx, stored(kernels), labels, opt)
+}
+
+// FitTarget learns the K-classifier from kernels over n points (used as
+// given) and a link target over them: pair (i, j), i <= j, is a K-example
+// with K-label +1 when target(i, j) > 0 and -1 otherwise; labels are the
+// case target = [y_i = y_j], and give the same K-examples, rng draws and
+// model. Up to Options.MaxPairs pairs, every pair is enumerated as with
+// labels; above, the balanced K-examples are sampled (sampledPairs), so
+// that thousands of points (users, with sparse links) cost O(n) memory.
+func FitTarget(ctx context.Context, kernels []learners.KernelMatrix, target learners.KernelMatrix, opt Options) (*Model, error) {
+	if target == nil {
+		return nil, fmt.Errorf("%w: tsmkl needs a link target", learners.ErrInput)
+	}
+	for t, k := range kernels {
+		if k.Dim() != target.Dim() {
+			return nil, fmt.Errorf("%w: tsmkl: base kernel %d is %d x %d, the target %d x %d", learners.ErrInput, t, k.Dim(), k.Dim(), target.Dim(), target.Dim())
+		}
+	}
+	n := target.Dim()
+	return fit(ctx, kernels, opt, func(rng *rand.Rand) (*kset, error) {
+		if n*(n+1)/2 <= cmpOr(opt.MaxPairs, DefaultMaxPairs) {
+			pts := make([]int, n)
+			for i := range pts {
+				pts[i] = i
+			}
+			return allPairs(kernels, pts, targetLinks(ctx, target), errAllLinked, rng)
+		}
+		return sampledPairs(ctx, kernels, target, cmpOr(opt.Sample, DefaultSample), rng)
+	})
+}
+
+func fitLabels(ctx context.Context, kernels []learners.KernelMatrix, labels []int, opt Options) (*Model, error) {
+	return fit(ctx, kernels, opt, func(rng *rand.Rand) (*kset, error) {
+		pts, linked := labelled(labels)
+		return allPairs(kernels, pts, linked, errOneClass, rng)
+	})
+}
+
+// stored wraps stored kernels as KernelMatrix.
+func stored(kernels []*mat.SymDense) []learners.KernelMatrix {
+	out := make([]learners.KernelMatrix, len(kernels))
+	for t, k := range kernels {
+		out[t] = learners.DenseKernel{K: k}
+	}
+	return out
+}
+
+// fit is Fit and FitTarget once examples builds the K-training set.
+func fit(ctx context.Context, kernels []learners.KernelMatrix, opt Options, examples func(*rand.Rand) (*kset, error)) (*Model, error) {
 	if len(kernels) == 0 {
 		return nil, fmt.Errorf("%w: tsmkl needs base kernels", learners.ErrInput)
 	}
@@ -256,7 +484,7 @@ func Fit(ctx context.Context, kernels []*mat.SymDense, labels []int, opt Options
 	}
 	iters, batch := cmpOr(opt.Iterations, 1000), cmpOr(opt.Batch, 100)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x75a1))
-	ks, err := kExamples(kernels, labels, rng)
+	ks, err := examples(rng)
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +616,69 @@ func Normalize(kernels []*mat.SymDense, train []int) {
 var normalizeParam = learners.Enum("normalize", "center-standardize", []string{"center-standardize", "none"},
 	"centre each base kernel and scale it to unit mean variance first (the thesis), or use them as given")
 
+// standardized is a kernel centred and scaled as Normalize does (over all
+// its points), without storing it: entry (K_ij + c - m_i - m_j) / s, m the
+// row means, c their mean and s the mean centred diagonal (1 when <= 1e-12).
+// Each method costs what K's does, plus O(n).
+type standardized struct {
+	k      learners.KernelMatrix
+	m      []float64
+	c, inv float64
+}
+
+func standardize(k learners.KernelMatrix) *standardized {
+	n := float64(k.Dim())
+	m := k.RowSums()
+	floats.Scale(1/n, m)
+	c := floats.Sum(m) / n
+	s := 0.0
+	for i, d := range k.Diag() {
+		s += d + c - 2*m[i]
+	}
+	st := &standardized{k: k, m: m, c: c, inv: 1}
+	if s /= n; s > 1e-12 {
+		st.inv = 1 / s
+	}
+	return st
+}
+
+func (s *standardized) Dim() int            { return s.k.Dim() }
+func (s *standardized) At(i, j int) float64 { return (s.k.At(i, j) + s.c - s.m[i] - s.m[j]) * s.inv }
+
+func (s *standardized) Row(i int, dst []float64) {
+	s.k.Row(i, dst)
+	for j := range dst {
+		dst[j] = (dst[j] + s.c - s.m[i] - s.m[j]) * s.inv
+	}
+}
+
+func (s *standardized) Apply(dst, x []float64) {
+	s.k.Apply(dst, x)
+	sum, mx := floats.Sum(x), floats.Dot(s.m, x)
+	for i := range dst {
+		dst[i] = (dst[i] + (s.c-s.m[i])*sum - mx) * s.inv
+	}
+}
+
+func (s *standardized) Diag() []float64 {
+	d := s.k.Diag()
+	for i := range d {
+		d[i] = (d[i] + s.c - 2*s.m[i]) * s.inv
+	}
+	return d
+}
+
+// RowSums is 0 (up to rounding): centring removes the row means.
+func (s *standardized) RowSums() []float64 {
+	ones := make([]float64, s.Dim())
+	for i := range ones {
+		ones[i] = 1
+	}
+	out := make([]float64, len(ones))
+	s.Apply(out, ones)
+	return out
+}
+
 func init() {
 	common := []learners.Param{
 		learners.Float("lambda", 0, 0, math.Inf(1), "Pegasos regularisation; 0 chooses it on the thesis' grid 100*4^-j by validation hinge loss"),
@@ -396,8 +687,8 @@ func init() {
 		normalizeParam,
 		learners.Int("seed", 0, 0, math.MaxInt32, "seed of the balancing, the validation split and the mini-batches"),
 	}
-	build := func(v learners.Values, degree int) *Learner {
-		return &Learner{degree: degree, normalize: v.String("normalize") == "center-standardize", opt: Options{
+	build := func(v learners.Values, degree int, needs learners.Needs) *Learner {
+		return &Learner{degree: degree, needs: needs, normalize: v.String("normalize") == "center-standardize", opt: Options{
 			Lambda: v.Float("lambda"), Iterations: v.Int("iterations"), Batch: v.Int("batch"), Seed: uint64(v.Int("seed"))}}
 	}
 	learners.Register(learners.Spec{
@@ -405,44 +696,86 @@ func init() {
 		Kind: learners.KindWeights,
 		Doc: "TS-MKL (Kumar et al., ICML 2012): kernel weights mu >= 0 of a linear K-classifier telling same-class " +
 			"pairs from different-class pairs by their base-kernel values, trained by projected Pegasos; " +
-			"Weights = mu (not normalised), Kernel = sum mu_l K_l over the centred, standardised kernels. Needs kernels and labels.",
-		Needs:  learners.NeedKernels | learners.NeedLabels,
+			"Weights = mu (not normalised, not on the simplex), Kernel = sum mu_l K_l over the centred, standardised kernels. " +
+			"Needs kernels and labels, or in their place a link target (pairs with an entry > 0 linked, as friendships); " +
+			"accepts implicit kernels (Output.Kernel is then formed only up to 2000 points).",
+		Needs:  needsLinear,
 		Params: common,
-		New:    func(v learners.Values) (learners.Learner, error) { return build(v, 1), nil },
+		New:    func(v learners.Values) (learners.Learner, error) { return build(v, 1, needsLinear), nil },
 	})
 	learners.Register(learners.Spec{
 		Name: NamePoly,
 		Kind: learners.KindKernel,
 		Doc: "Polynomial TS-MKL (Kumar's thesis 6.2.1): a non-negative K-classifier on the degree-2 (or 3) monomials of the " +
-			"base-kernel values, giving the PSD kernel sum mu_l K_l + sum mu_ab K_a o K_b [+ cubic terms]. Needs kernels and labels.",
-		Needs: learners.NeedKernels | learners.NeedLabels,
+			"base-kernel values, giving the PSD kernel sum mu_l K_l + sum mu_ab K_a o K_b [+ cubic terms]. " +
+			"Needs kernels and labels, or in their place a link target.",
+		Needs: needsPoly,
 		Params: append(slices.Clone(common),
 			learners.Int("degree", 2, 2, 3, "degree of the monomial expansion")),
-		New: func(v learners.Values) (learners.Learner, error) { return build(v, v.Int("degree")), nil },
+		New: func(v learners.Values) (learners.Learner, error) { return build(v, v.Int("degree"), needsPoly), nil },
 	})
 }
+
+// What the learners need: kernels and labels or a link target; the linear
+// one takes implicit kernels (its output is a combination of them), the
+// polynomial one needs them stored (its kernel is formed entrywise).
+const (
+	needsPoly   = learners.NeedKernels | learners.NeedLabels | learners.AcceptLinkTarget
+	needsLinear = needsPoly | learners.AcceptImplicit
+)
 
 // Learner is the registered TS-MKL learner (linear or polynomial).
 type Learner struct {
 	degree    int
+	needs     learners.Needs
 	normalize bool
 	opt       Options
 }
 
-// Fit learns the combination from in.Kernels and in.Labels.
+// Fit learns the combination from the base kernels and in.Labels, or
+// without labels from the link target (FitTarget).
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(learners.NeedKernels | learners.NeedLabels); err != nil {
+	if err := in.Validate(l.needs); err != nil {
 		return nil, err
 	}
-	kernels := normalized(in, l.normalize)
+	n := in.N()
+	var kernels []learners.KernelMatrix
+	var dense []*mat.SymDense // the stored kernels, normalised; nil when implicit
+	if len(in.Kernels) > 0 {
+		dense = normalized(in, l.normalize)
+		kernels = stored(dense)
+	} else {
+		kernels = slices.Clone(in.Matrices)
+		if l.normalize {
+			for t, k := range kernels {
+				kernels[t] = standardize(k)
+			}
+		}
+	}
 	opt := l.opt
 	opt.Degree = l.degree
-	m, err := Fit(ctx, kernels, in.Labels, opt)
+	var m *Model
+	var err error
+	if len(in.Labels) > 0 {
+		m, err = fitLabels(ctx, kernels, in.Labels, opt)
+	} else {
+		m, err = FitTarget(ctx, kernels, in.TargetKernel(), opt)
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := &learners.Output{Kernel: m.Combine(kernels), Stats: learners.Stats{
+	out := &learners.Output{Stats: learners.Stats{
 		Iterations: cmpOr(opt.Iterations, 1000), Objective: m.TrainLoss, Converged: true}}
+	switch {
+	case dense != nil:
+		out.Kernel = m.Combine(dense)
+	case n <= learners.DenseOutputMax: // implicit kernels: the linear learner only
+		sum, err := learners.NewKernelSum(m.Coef, kernels)
+		if err != nil {
+			return nil, err
+		}
+		out.Kernel = learners.KernelDense(sum)
+	}
 	if l.degree == 1 {
 		out.Weights = m.Coef
 	}

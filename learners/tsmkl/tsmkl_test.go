@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -163,5 +165,270 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := Fit(context.Background(), nil, nil, Options{}); !errors.Is(err, learners.ErrInput) {
 		t.Errorf("no kernels: %v", err)
+	}
+}
+
+// sameClass is the link target of labels: +1 for a same-class pair, -1
+// otherwise (the ideal kernel y y^T of two classes).
+func sameClass(labels []int) *mat.SymDense {
+	n := len(labels)
+	y := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			v := -1.0
+			if labels[i] == labels[j] {
+				v = 1
+			}
+			y.SetSym(i, j, v)
+		}
+	}
+	return y
+}
+
+// A link target that is y y^T gives the labelled fit exactly: the same
+// K-examples (every pair i <= j, enumerated in the same order), the same
+// draws of the balancing and of Pegasos, so the same bits.
+func TestLinkTargetIsLabels(t *testing.T) {
+	in := learnertest.Problem(47, 2)
+	labels := make([]int, 47)
+	for i := range labels {
+		labels[i] = i % 3 // the clusters of Problem, every point labelled
+	}
+	l, _, err := learners.New(Name, json.RawMessage(`{"seed": 5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLabels, err := l.Fit(context.Background(), &learners.Input{Kernels: in.Kernels, Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTarget, err := l.Fit(context.Background(), &learners.Input{Kernels: in.Kernels, Target: sameClass(labels)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(byLabels.Weights, byTarget.Weights) || !mat.Equal(byLabels.Kernel, byTarget.Kernel) {
+		t.Fatalf("weights %v from labels, %v from the target y y^T", byLabels.Weights, byTarget.Weights)
+	}
+	if floats.Max(byLabels.Weights) == 0 {
+		t.Fatal("every weight is 0")
+	}
+}
+
+// pairID is a fake kernel whose entry (i, j) names the pair: min*n + max.
+type pairID struct {
+	*learners.SparseSym
+	n int
+}
+
+func (p pairID) At(i, j int) float64 { return float64(min(i, j)*p.n + max(i, j)) }
+
+// drawn returns the pairs of the K-examples of ks (built on a pairID
+// kernel), by K-label.
+func drawn(t *testing.T, ks *kset) (pos, neg map[int]bool) {
+	t.Helper()
+	pos, neg = map[int]bool{}, map[int]bool{}
+	for e := range ks.len() {
+		set := pos
+		if ks.t[e] < 0 {
+			set = neg
+		}
+		id := int(ks.row(e)[0])
+		if set[id] {
+			t.Fatalf("pair %d drawn twice", id)
+		}
+		set[id] = true
+	}
+	return pos, neg
+}
+
+// The sampled K-examples of a link target: with a sample larger than the
+// rarer K-label, the law of the enumerated ones (every same-class pair,
+// diagonal included, and as many distinct different-class pairs).
+func TestSampledPairsCoverRarerLabel(t *testing.T) {
+	const n = 30
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = i % 3
+	}
+	zero, _ := learners.NewSparseSym(n, nil)
+	id := []learners.KernelMatrix{pairID{zero, n}}
+	pts, linked := labelled(labels)
+	all, err := allPairs(id, pts, linked, errOneClass, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := drawn(t, all)
+	ks, err := sampledPairs(context.Background(), id, learners.DenseKernel{K: sameClass(labels)}, 1<<20, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, neg := drawn(t, ks)
+	// 3 classes of 10: 3 * 55 same-class pairs i <= j, 270 others.
+	if len(want) != 165 || !maps.Equal(pos, want) {
+		t.Fatalf("sampled %d positives, want the %d same-class pairs", len(pos), len(want))
+	}
+	if len(neg) != 165 {
+		t.Fatalf("%d negatives, want 165", len(neg))
+	}
+	for p := range neg {
+		if i, j := p/n, p%n; labels[i] == labels[j] {
+			t.Fatalf("negative (%d, %d) is a same-class pair", i, j)
+		}
+	}
+}
+
+// Every linked pair is equally likely to be drawn, whatever the degree of
+// its row (a hub's links are not favoured), and so is every unlinked one.
+func TestSampledPairsUniform(t *testing.T) {
+	const n, m, reps = 30, 10, 2000
+	r := rand.New(rand.NewPCG(3, 3))
+	var links []learners.Triplet
+	for j := 1; j < n; j += 2 {
+		links = append(links, learners.Triplet{I: 0, J: j, V: 1}) // row 0: a hub
+	}
+	for i := 1; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if r.Float64() < 0.1 {
+				links = append(links, learners.Triplet{I: i, J: j, V: 1})
+			}
+		}
+	}
+	target, err := learners.NewSparseSym(n, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := len(links)
+	unlinked := n*(n+1)/2 - total
+	id := []learners.KernelMatrix{pairID{target, n}}
+	posCount, negCount := map[int]int{}, map[int]int{}
+	for seed := range uint64(reps) {
+		ks, err := sampledPairs(context.Background(), id, target, m, rand.New(rand.NewPCG(seed, 9)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos, neg := drawn(t, ks)
+		if len(pos) != m || len(neg) != m {
+			t.Fatalf("%d and %d K-examples, want %d of each", len(pos), len(neg), m)
+		}
+		for p := range pos {
+			if target.At(p/n, p%n) <= 0 {
+				t.Fatalf("positive (%d, %d) is not linked", p/n, p%n)
+			}
+			posCount[p]++
+		}
+		for p := range neg {
+			if target.At(p/n, p%n) > 0 {
+				t.Fatalf("negative (%d, %d) is linked", p/n, p%n)
+			}
+			negCount[p]++
+		}
+	}
+	// Inclusion probability m/size for each pair; 5 standard deviations.
+	for _, c := range []struct {
+		name  string
+		count map[int]int
+		size  int
+	}{{"linked", posCount, total}, {"unlinked", negCount, unlinked}} {
+		p := float64(m) / float64(c.size)
+		tol := 5 * math.Sqrt(p*(1-p)/reps)
+		if len(c.count) > c.size {
+			t.Fatalf("%s: %d distinct pairs drawn of %d", c.name, len(c.count), c.size)
+		}
+		for pair, k := range c.count {
+			if f := float64(k) / reps; math.Abs(f-p) > tol {
+				t.Errorf("%s pair (%d, %d) drawn in %.3f of the samples, want %.3f +- %.3f", c.name, pair/n, pair%n, f, p, tol)
+			}
+		}
+	}
+}
+
+// A planted problem on 2,500 points (sampled K-examples, implicit kernels):
+// the links lie within 25 communities, and the base kernel of the
+// communities explains them; the other two, random groups and random
+// features, are noise. The community kernel takes the weight.
+func TestPlantedLinks(t *testing.T) {
+	const n, communities = 2500, 25
+	r := rand.New(rand.NewPCG(11, 11))
+	var community, groups, links []learners.Triplet
+	for i := range n {
+		community = append(community, learners.Triplet{I: i, J: i % communities, V: 1})
+		groups = append(groups, learners.Triplet{I: i, J: r.IntN(communities), V: 1})
+		for j := i + communities; j < n; j += communities {
+			if r.Float64() < 0.05 {
+				links = append(links, learners.Triplet{I: i, J: j, V: 1})
+			}
+		}
+	}
+	signal, err := learners.NewGram(n, communities, community)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise, err := learners.NewGram(n, communities, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := mat.NewDense(n, 5, nil)
+	for i := range n {
+		for f := range 5 {
+			z.Set(i, f, r.NormFloat64())
+		}
+	}
+	target, err := learners.NewSparseSym(n, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := learners.New(Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Fit(context.Background(), &learners.Input{
+		Matrices: []learners.KernelMatrix{noise, signal, learners.NewLowRank(z)}, TargetMatrix: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := out.Weights
+	t.Logf("weights (groups, communities, features) = %.4g, %d links", w, len(links))
+	if out.Kernel != nil {
+		t.Error("a kernel over 2,500 points was formed from implicit kernels")
+	}
+	for i, v := range w {
+		if v < 0 {
+			t.Errorf("weight %d = %v < 0", i, v)
+		}
+	}
+	if !(w[1] > 10*max(w[0], w[2])) {
+		t.Errorf("weights %v: want the community kernel's (1) above 10 times the others'", w)
+	}
+}
+
+func TestBadLinkTarget(t *testing.T) {
+	in := learnertest.Problem(24, 1)
+	l, _, _ := learners.New(Name, nil)
+	none := mat.NewSymDense(24, nil)
+	all := mat.NewSymDense(24, nil)
+	for i := range 24 {
+		for j := i; j < 24; j++ {
+			all.SetSym(i, j, 0.5)
+		}
+	}
+	for name, target := range map[string]*mat.SymDense{
+		"wrong size": learnertest.Problem(12, 1).Target, "no link": none, "every pair linked": all,
+	} {
+		if _, err := l.Fit(context.Background(), &learners.Input{Kernels: in.Kernels, Target: target}); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("%s: %v, want ErrInput", name, err)
+		}
+		if target.SymmetricDim() != 24 {
+			continue
+		}
+		// The sampled path too.
+		if _, err := FitTarget(context.Background(), stored(in.Kernels), learners.DenseKernel{K: target}, Options{MaxPairs: 1}); !errors.Is(err, learners.ErrInput) {
+			t.Errorf("%s, sampled: %v, want ErrInput", name, err)
+		}
+	}
+	if _, err := FitTarget(context.Background(), stored(in.Kernels), learners.DenseKernel{K: none.SliceSym(0, 12).(*mat.SymDense)}, Options{}); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("kernels and target of different sizes: %v, want ErrInput", err)
+	}
+	if _, err := l.Fit(context.Background(), &learners.Input{Kernels: in.Kernels}); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("neither labels nor a target: %v, want ErrInput", err)
 	}
 }

@@ -317,11 +317,13 @@ func usable(name string, target Target) (learners.Spec, error) {
 }
 
 // fits says why a learner cannot combine the kernels (nil when it can).
+// The target (friendships, or common groups) is a link relation, so a
+// learner that takes a link target in place of labels (TS-MKL) fits.
 func fits(spec learners.Spec) error {
 	if spec.Kind != learners.KindWeights {
 		return fmt.Errorf("%s learns a %s, not kernel weights", spec.Name, spec.Kind)
 	}
-	if extra := spec.Needs &^ (learners.NeedKernels | learners.NeedTarget | learners.AcceptImplicit); extra != 0 {
+	if extra := spec.Needs.GivenLinkTarget() &^ (learners.NeedKernels | learners.NeedTarget); extra != 0 {
 		return fmt.Errorf("%s needs %s, which the recommender does not have", spec.Name, strings.Join(extra.Names(), " and "))
 	}
 	return nil

@@ -406,7 +406,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("group target without groups: %v, want ErrInput", err)
 	}
 	usable := recommend.Learners()
-	if !slices.Contains(usable, "alignf") || !slices.Contains(usable, "uniform") || slices.Contains(usable, "twolayer") {
+	if !slices.Contains(usable, "alignf") || !slices.Contains(usable, "uniform") || !slices.Contains(usable, "tsmkl") || slices.Contains(usable, "twolayer") {
 		t.Errorf("usable learners %v", usable)
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kernelrank/kernelrank/internal/eval"
+	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
 
-const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--variant tags-faves] [--tasks friends,groups] [--json]"
+const evalSocialUsage = "usage: kernelrank eval social [--data PATH] [--seed N] [--preprocess default|cosine|thesis] [--max-users N] [--variant tags-faves] [--tasks friends,groups] [--learners alignf,uniform] [--json]"
 
 // evalSocial runs the friend and group recommendation protocol.
 func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -26,6 +28,7 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&cfg.MaxUsers, "max-users", 0, "evaluate a seeded sample of this many test users per task (0: all)")
 	fs.StringVar(&cfg.Variant, "variant", "", "transform the data first: tags-faves keeps the friendships, tags and favourites only (places become favourites; a data set without content gets its groups as tags and favourites)")
 	tasks := fs.String("tasks", "friends,groups", "the tasks to run, comma-separated (the group task's split is the same without the friend task)")
+	learnerList := fs.String("learners", "alignf,uniform", "the kernel-combination learners of the NAME+mklr rows, comma-separated (any of: "+strings.Join(recommend.Learners(), ", ")+")")
 	fs.IntVar(&cfg.Workers, "workers", 2, "users scored in parallel")
 	asJSON := fs.Bool("json", false, "print the rows as one JSON array")
 	if err := parse(fs, args); err != nil {
@@ -45,6 +48,12 @@ func evalSocial(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("--tasks: unknown task %q (friends, groups)", t)
 		}
 		cfg.Tasks = append(cfg.Tasks, t)
+	}
+	for _, l := range strings.Split(*learnerList, ",") {
+		if !slices.Contains(recommend.Learners(), l) {
+			return fmt.Errorf("--learners: %q cannot combine the recommender's kernels (usable: %s)", l, strings.Join(recommend.Learners(), ", "))
+		}
+		cfg.Learners = append(cfg.Learners, l)
 	}
 	if cfg.Variant != "" && cfg.Variant != eval.VariantTagsFaves {
 		return fmt.Errorf("--variant %q: use %s", cfg.Variant, eval.VariantTagsFaves)

@@ -81,6 +81,7 @@ func TestCommandErrors(t *testing.T) {
 		{"eval", "social", "--preprocess", "raw"},
 		{"eval", "social", "--max-users", "-1"},
 		{"eval", "social", "--tasks", "friends,pets"},
+		{"eval", "social", "--learners", "alignf,twolayer"},
 		{"eval", "social", "--data", "/no/such/dir"},
 	} {
 		var out, errOut bytes.Buffer

@@ -35,7 +35,11 @@ type SocialConfig struct {
 	// Tasks lists the tasks run, "friends" and/or "groups" (empty: both).
 	// A skipped friend task still makes its random draws, so the group
 	// task's split is the same either way.
-	Tasks    []string
+	Tasks []string
+	// Learners lists the kernel-combination learners whose recommenders
+	// give the rows NAME+mklr (and alignf's combined kernel alone the row
+	// alignf); empty means alignf and uniform.
+	Learners []string
 	Workers  int
 	Progress io.Writer
 }
@@ -194,14 +198,18 @@ func kernelScorer(name string, k learners.KernelMatrix) scorer {
 }
 
 // recommenderScorers trains the recommender of each combination learner
-// (alignf, when registered, and uniform) on the view, recording the
+// (cfg.Learners; alignf only when registered) on the view, recording the
 // learned weights and any warning, and returns the rows "alignf" (its
 // combined kernel alone, scored by asKernel) and "NAME+mklr" (scored by
 // strength).
 func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.View, target recommend.Target, task string, cfg SocialConfig, rep *SocialReport, progress io.Writer,
 	asKernel func(name string, k learners.KernelMatrix) scorer, strength func(m *recommend.Model) func(u int, score []float64)) ([]scorer, error) {
 	var out []scorer
-	for _, name := range []string{"alignf", "uniform"} {
+	names := cfg.Learners
+	if len(names) == 0 {
+		names = []string{"alignf", "uniform"}
+	}
+	for _, name := range names {
 		if name == "alignf" && !rep.alignfRegistered {
 			continue
 		}

@@ -70,8 +70,9 @@
 // learners.NewKernelSum) gets sum mu_l K_l, not the normalised
 // combination: the centring is a translation in feature space, and the
 // scales differ from the learned kernel's by each kernel's mean centred
-// diagonal (close to 1 for the recommender's kernels, scaled to mean
-// diagonal 1 and mostly sparse). Fit, Model and Normalize expose the same
+// diagonal (0.74 to 0.98 for the recommender's base kernels on
+// ego-Facebook and BlogCatalog, scaled to mean diagonal 1 and mostly
+// sparse). Fit, Model and Normalize expose the same
 // for kernels over train and test points.
 package tsmkl
 

@@ -223,6 +223,8 @@ func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.Vie
 			return nil, fmt.Errorf("%s+mklr (%s task): %w", name, task, err)
 		}
 		st := m.Stats()
+		fmt.Fprintf(progress, "%s: %s+mklr trained: kernels %v, weights %v, negatives %v, mklr %v\n", task, name,
+			st.Kernels.Round(time.Millisecond), st.Combine.Round(time.Millisecond), st.Negatives.Round(time.Millisecond), st.Strength.Round(time.Millisecond))
 		for _, w := range st.Weights {
 			rep.Weights = append(rep.Weights, KernelWeight{task, name, w.Kernel, w.Weight})
 		}

@@ -72,8 +72,9 @@
 // scales differ from the learned kernel's by each kernel's mean centred
 // diagonal (0.74 to 0.98 for the recommender's base kernels on
 // ego-Facebook and BlogCatalog, scaled to mean diagonal 1 and mostly
-// sparse). Fit, Model and Normalize expose the same
-// for kernels over train and test points.
+// sparse), and mu keeps the scale Pegasos gives it (|mu| up to
+// 1/sqrt(lambda)). Fit, Model and Normalize expose the same for kernels
+// over train and test points.
 package tsmkl
 
 import (

@@ -432,3 +432,37 @@ func TestBadLinkTarget(t *testing.T) {
 		t.Errorf("neither labels nor a target: %v, want ErrInput", err)
 	}
 }
+
+// standardize is Normalize over all points, entry by entry, for every
+// method of a KernelMatrix.
+func TestStandardizedIsNormalize(t *testing.T) {
+	in := learnertest.Problem(20, 4)
+	for _, k := range in.Kernels {
+		want := mat.NewSymDense(20, nil)
+		want.CopySym(k)
+		all := make([]int, 20)
+		for i := range all {
+			all[i] = i
+		}
+		Normalize([]*mat.SymDense{want}, all)
+		got := standardize(learners.DenseKernel{K: k})
+		if !mat.EqualApprox(learners.KernelDense(got), want, 1e-12) {
+			t.Fatal("rows differ from Normalize's")
+		}
+		x := make([]float64, 20)
+		for i := range x {
+			x[i] = float64(i%7) - 3
+		}
+		dst, ref := make([]float64, 20), make([]float64, 20)
+		got.Apply(dst, x)
+		learners.DenseKernel{K: want}.Apply(ref, x)
+		diag := make([]float64, 20)
+		for i := range diag {
+			diag[i] = want.At(i, i)
+		}
+		if !floats.EqualApprox(dst, ref, 1e-12) || !floats.EqualApprox(got.Diag(), diag, 1e-12) ||
+			floats.Norm(got.RowSums(), math.Inf(1)) > 1e-12 || math.Abs(got.At(3, 7)-want.At(3, 7)) > 1e-12 {
+			t.Fatalf("Apply, Diag, RowSums or At differ from Normalize's kernel")
+		}
+	}
+}

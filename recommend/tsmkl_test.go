@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -134,6 +135,7 @@ func TestTSMKLTargets(t *testing.T) {
 	ds := demoData(t)
 	for _, target := range []recommend.Target{recommend.TargetFriends, recommend.TargetGroups} {
 		st := train(t, ds, recommend.Options{Learner: "tsmkl", Target: target,
+			MKLR:   mklr.Options{MaxImport: 10}, // the strength model is not what is tested
 			Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR, GroupScorer: recommend.GroupMKLR}}).Stats()
 		sum := 0.0
 		for _, w := range st.Weights {

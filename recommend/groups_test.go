@@ -227,3 +227,138 @@ func TestGroupBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseGroupScorer pins the choice rule on constructed per-user
+// numbers (candidates in GroupScorers order: mklr, friend-vote,
+// adamic-adar, reg-laplacian, learned).
+func TestChooseGroupScorer(t *testing.T) {
+	learned := slices.Index(GroupScorers, GroupLearned)
+	fv, aa, rl := slices.Index(GroupScorers, GroupFriendVote), slices.Index(GroupScorers, GroupAdamicAdar), slices.Index(GroupScorers, GroupRegLaplacian)
+	type numbers struct{ ap, p1 []float64 }
+	choose := func(cands map[int]numbers, preferred int) (string, map[string]GroupValidation) {
+		ap, p1 := make([][]float64, len(GroupScorers)), make([][]float64, len(GroupScorers))
+		for c, v := range cands {
+			ap[c], p1[c] = v.ap, v.p1
+		}
+		best, vals := chooseGroupScorer(ap, p1, preferred)
+		byName := map[string]GroupValidation{}
+		for _, v := range vals {
+			byName[v.Scorer] = v
+		}
+		if len(vals) != len(cands) {
+			t.Errorf("%d candidates reported, want %d", len(vals), len(cands))
+		}
+		return GroupScorers[best], byName
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	// The learned utilities are .1, .8, .1, .8 (MAP .4, P@1 .5).
+	base := numbers{[]float64{.2, .6, .2, .6}, []float64{0, 1, 0, 1}}
+
+	// Adamic-Adar gains .2, 0, .2, 0 in (AP + P@1)/2: mean .1, standard
+	// error sqrt(.04/3/4) = .057735 < .1, so it replaces learned.
+	got, vals := choose(map[int]numbers{learned: base, aa: {[]float64{.6, .6, .6, .6}, []float64{0, 1, 0, 1}}}, learned)
+	if v := vals[GroupAdamicAdar]; got != GroupAdamicAdar || !near(v.Gain, .1) || !near(v.SE, math.Sqrt(.04/3/4)) || !near(v.MAP, .6) || !near(v.P1, .5) {
+		t.Errorf("clear gain: chose %s, %+v", got, v)
+	}
+	if v := vals[GroupLearned]; v.Gain != 0 || v.SE != 0 || !near(v.MAP, .4) || !near(v.P1, .5) {
+		t.Errorf("learned's own numbers %+v", v)
+	}
+
+	// Gains .7, -.5, .7, -.5: mean .1 but standard error
+	// sqrt(1.44/3/4) = .3464; learned stays, though Adamic-Adar's MAP
+	// (.6) is higher and its P@1 equal (the old best-MAP rule's pick).
+	noisy := numbers{[]float64{.6, .6, .6, .6}, []float64{1, 0, 1, 0}}
+	got, vals = choose(map[int]numbers{learned: base, aa: noisy}, learned)
+	if v := vals[GroupAdamicAdar]; got != GroupLearned || !near(v.Gain, .1) || !near(v.SE, math.Sqrt(1.44/3/4)) {
+		t.Errorf("noisy gain: chose %s, %+v", got, v)
+	}
+
+	// Of two, only the clearly better may replace learned, even with a
+	// lower mean than the noisy one.
+	steady := numbers{[]float64{.4, .8, .4, .8}, []float64{0, 1, 0, 1}} // gains .1 each: standard error 0
+	noisier := numbers{[]float64{1, .6, 1, .6}, []float64{1, 0, 1, 0}}  // gains .9, -.5: mean .2
+	if got, _ := choose(map[int]numbers{learned: base, fv: steady, rl: noisier}, learned); got != GroupFriendVote {
+		t.Errorf("one clear, one noisy gain: chose %s, want %s", got, GroupFriendVote)
+	}
+	// Both clear: the better mean.
+	better := numbers{[]float64{.6, 1, .6, 1}, []float64{0, 1, 0, 1}} // gains .2 each
+	if got, _ := choose(map[int]numbers{learned: base, fv: steady, rl: better}, learned); got != GroupRegLaplacian {
+		t.Errorf("two clear gains: chose %s, want %s", got, GroupRegLaplacian)
+	}
+
+	// Without learned: the best (AP + P@1)/2, so P@1 counts as much as
+	// MAP (friend-vote's MAP is higher, Adamic-Adar's sum), and a tie goes
+	// to the earlier scorer.
+	two := map[int]numbers{
+		fv: {[]float64{.6, .5}, []float64{0, 0}}, // .55 + 0
+		aa: {[]float64{.5, .5}, []float64{1, 0}}, // .5 + .5
+	}
+	if got, vals := choose(two, learned); got != GroupAdamicAdar || vals[GroupAdamicAdar].SE != 0 {
+		t.Errorf("without learned: chose %s (%+v), want %s", got, vals, GroupAdamicAdar)
+	}
+	two[0] = two[aa]
+	if got, _ := choose(two, -1); got != GroupMKLR {
+		t.Errorf("tie: chose %s, want %s", got, GroupMKLR)
+	}
+}
+
+// TestCrossFit: every item is scored repeats times, each time by weights
+// fitted on the other half only (about half the items); the halvings
+// are random but fixed by the seed; a failing fit stops it.
+func TestCrossFit(t *testing.T) {
+	const n, repeats = 7, 5
+	run := func(seed uint64) [][]int {
+		var trains [][]int // the items of each fit, in order
+		scored := make([]int, n)
+		err := crossFit(n, repeats, rand.New(rand.NewPCG(seed, 1)), func(train func(int) bool) ([]float64, error) {
+			var items []int
+			for i := range n {
+				if train(i) {
+					items = append(items, i)
+				}
+			}
+			trains = append(trains, items)
+			return []float64{float64(len(trains) - 1)}, nil
+		}, func(i int, w []float64) {
+			scored[i]++
+			if fit := trains[int(w[0])]; slices.Contains(fit, i) {
+				t.Errorf("item %d scored by a fit on %v", i, fit)
+			}
+			if int(w[0]) != len(trains)-1 {
+				t.Errorf("item %d scored by fit %v, not the latest", i, w)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(trains) != 2*repeats {
+			t.Fatalf("%d fits, want %d", len(trains), 2*repeats)
+		}
+		for r := range repeats {
+			a, b := trains[2*r], trains[2*r+1]
+			if len(a)+len(b) != n || len(a) < n/2 || len(b) < n/2 || slices.ContainsFunc(a, func(i int) bool { return slices.Contains(b, i) }) {
+				t.Errorf("halving %d: %v and %v do not split %d items in two", r, a, b, n)
+			}
+		}
+		for i, c := range scored {
+			if c != repeats {
+				t.Errorf("item %d scored %d times, want %d", i, c, repeats)
+			}
+		}
+		return trains
+	}
+	a, b := run(3), run(3)
+	if !slices.EqualFunc(a, b, slices.Equal) {
+		t.Errorf("same seed, different halvings: %v vs %v", a, b)
+	}
+	if c := run(4); slices.EqualFunc(a, c, slices.Equal) {
+		t.Errorf("seeds 3 and 4 halve alike: %v", a)
+	}
+	fail := errors.New("no fit")
+	calls := 0
+	if err := crossFit(n, repeats, rand.New(rand.NewPCG(1, 1)), func(func(int) bool) ([]float64, error) { calls++; return nil, fail }, func(int, []float64) {
+		t.Error("scored after a failed fit")
+	}); !errors.Is(err, fail) || calls != 1 {
+		t.Errorf("failing fit: %v after %d calls", err, calls)
+	}
+}

@@ -113,8 +113,8 @@ type Validation struct {
 // (those of the scorers opts.Select leaves open), trains the learned
 // pipeline on the rest, and chooses on the held-out ones: the friend
 // scorer with the best MAP (then P@10, then the order of Scorers), the
-// group scorer with the best MAP (then P@1, then the order of
-// GroupScorers), GroupLearned fitted on the same memberships.
+// group scorer by chooseGroupScorer (GroupLearned, fitted on the same
+// memberships, unless another is better by more than a standard error).
 func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, error) {
 	start := time.Now()
 	so := opts.Select

@@ -120,17 +120,7 @@ func TestStoredModel(t *testing.T) {
 
 // TestStoredModelEgoFacebook is TestStoredModel on real data.
 func TestStoredModelEgoFacebook(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains on ego-Facebook")
-	}
-	root, ok := dataset.DataDir()
-	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "ego-facebook"), social.ImportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := egoFacebook(t)
 	m := train(t, ds, recommend.Options{})
 	loaded := roundTrip(t, m, ds, recommend.DefaultTopK)
 	for u := 0; u < ds.N(); u += 37 {
@@ -138,7 +128,7 @@ func TestStoredModelEgoFacebook(t *testing.T) {
 	}
 	// A learner that takes only dense kernels is refused above DenseMax
 	// users, before it can take a server's memory.
-	_, err = recommend.Train(t.Context(), ds, ds.FullView(), recommend.Options{Learner: "influence-mkl"})
+	_, err := recommend.Train(t.Context(), ds, ds.FullView(), recommend.Options{Learner: "influence-mkl"})
 	if !errors.Is(err, recommend.ErrLearner) || !strings.Contains(err.Error(), "exceed the dense limit") {
 		t.Errorf("influence-mkl on ego-Facebook: %v, want ErrLearner for its dense kernels", err)
 	}
@@ -394,4 +384,22 @@ func TestStoredGroupScorer(t *testing.T) {
 			t.Errorf("load: %v, want %q", err, c.want)
 		}
 	}
+}
+
+// egoFacebook loads ../shared/data's ego-Facebook, or skips (with -short
+// too: the tests that use it train on its 4,039 users).
+func egoFacebook(t *testing.T) *social.Dataset {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("trains on ego-Facebook")
+	}
+	root, ok := dataset.DataDir()
+	if !ok {
+		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
+	}
+	ds, _, err := social.LoadDir(filepath.Join(root, "social", "ego-facebook"), social.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }

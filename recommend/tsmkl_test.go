@@ -2,12 +2,10 @@ package recommend_test
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 
-	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
@@ -19,17 +17,7 @@ import (
 // friendships held out of training above the popularity baseline (score:
 // a user's number of visible friends), computed on the same split.
 func TestTSMKLEgoFacebook(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains on ego-Facebook")
-	}
-	root, ok := dataset.DataDir()
-	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "ego-facebook"), social.ImportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := egoFacebook(t)
 	if !slices.Contains(recommend.Learners(), "tsmkl") {
 		t.Fatalf("tsmkl is not among the usable learners %v", recommend.Learners())
 	}

@@ -73,16 +73,34 @@ func bound(v float64) *float64 {
 	return &v
 }
 
-// ParamError reports an invalid learner parameter.
+// ParamError reports an invalid parameter of a plug-in (Learner names it).
 type ParamError struct {
 	Learner, Param, Msg string
+	// Noun says what the plug-in is in the message: "learner" (the
+	// default), "strategy" for a fixed one, "scorer".
+	Noun string
 }
 
 func (e *ParamError) Error() string {
-	if e.Param == "" {
-		return fmt.Sprintf("learner %s: %s", e.Learner, e.Msg)
+	noun := e.Noun
+	if noun == "" {
+		noun = "learner"
 	}
-	return fmt.Sprintf("learner %s: parameter %q: %s", e.Learner, e.Param, e.Msg)
+	if e.Param == "" {
+		return fmt.Sprintf("%s %s: %s", noun, e.Learner, e.Msg)
+	}
+	return fmt.Sprintf("%s %s: parameter %q: %s", noun, e.Learner, e.Param, e.Msg)
+}
+
+// noun is what s is called in messages.
+func (s Spec) noun() string {
+	switch {
+	case s.Fixed:
+		return "strategy"
+	case s.Kind == KindScorer:
+		return "scorer"
+	}
+	return "learner"
 }
 
 // Values holds validated parameter values, defaults filled in. The getters
@@ -116,7 +134,7 @@ func parseParams(s Spec, raw json.RawMessage) (Values, error) {
 	given := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
 		if err := json.Unmarshal(raw, &given); err != nil {
-			return nil, &ParamError{Learner: s.Name, Msg: "parameters must be a JSON object: " + err.Error()}
+			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Msg: "parameters must be a JSON object: " + err.Error()}
 		}
 	}
 	for name := range given {
@@ -126,7 +144,7 @@ func parseParams(s Spec, raw json.RawMessage) (Values, error) {
 				known[i] = p.Name
 			}
 			sort.Strings(known)
-			return nil, &ParamError{Learner: s.Name, Param: name, Msg: fmt.Sprintf("unknown parameter (known: %s)", strings.Join(known, ", "))}
+			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: name, Msg: fmt.Sprintf("unknown parameter (known: %s)", strings.Join(known, ", "))}
 		}
 	}
 	v := Values{}
@@ -135,11 +153,11 @@ func parseParams(s Spec, raw json.RawMessage) (Values, error) {
 		if r, ok := given[p.Name]; ok {
 			var err error
 			if val, err = decodeParam(p, r); err != nil {
-				return nil, &ParamError{Learner: s.Name, Param: p.Name, Msg: err.Error()}
+				return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
 			}
 		}
 		if err := p.check(val); err != nil {
-			return nil, &ParamError{Learner: s.Name, Param: p.Name, Msg: err.Error()}
+			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
 		}
 		v[p.Name] = val
 	}

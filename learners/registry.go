@@ -116,7 +116,7 @@ func New(name string, params json.RawMessage) (Learner, Spec, error) {
 	}
 	l, err := s.New(v)
 	if err != nil {
-		return nil, s, &ParamError{Learner: name, Msg: err.Error()}
+		return nil, s, &ParamError{Learner: s.Name, Noun: s.noun(), Msg: err.Error()}
 	}
 	return l, s, nil
 }

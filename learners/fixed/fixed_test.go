@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
@@ -62,6 +63,11 @@ func TestRawAndFixed(t *testing.T) {
 	out, err := l.Fit(context.Background(), &learners.Input{Features: mat.NewDense(3, 1, []float64{1, 2, 3})})
 	if err != nil || out.Kernel != nil {
 		t.Fatalf("raw: %v, kernel %v", err, out.Kernel)
+	}
+	// Their parameter errors call them strategies, not learners.
+	if _, _, err := learners.New(Poly, json.RawMessage(`{"degree": 0}`)); err == nil ||
+		!strings.HasPrefix(err.Error(), `strategy poly: parameter "degree": must be in [1, 10]`) {
+		t.Errorf("poly with degree 0: %v", err)
 	}
 	for _, name := range []string{Raw, Text, Linear, Poly, RBF, Intersection} {
 		if s, ok := learners.Lookup(name); !ok || !s.Fixed {

@@ -358,6 +358,7 @@ func learnersPage(t *testing.T, ctx context.Context, base string, shot shots) {
 			Name   string            `json:"name"`
 			Params []json.RawMessage `json:"params"`
 		} `json:"learners"`
+		Rerank []string `json:"rerank"`
 	}
 	apiGet(t, base+"/v1/learners", &api)
 	const open = "npk-fused"
@@ -380,5 +381,16 @@ func learnersPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	}
 	if !slices.Equal(opened, []string{"learner-" + open}) || params != wantParams {
 		t.Errorf("learners page opened %v with %d parameters; %s has %d", opened, params, open, wantParams)
+	}
+	// The re-rankers row names every re-ranker the API takes here, the
+	// learners and the aliases among them (npk), not only the fixed ones.
+	row := eval[string](t, ctx, `document.querySelector('#search dd').textContent`)
+	for _, name := range api.Rerank {
+		if !slices.Contains(strings.Split(row, ", "), name) {
+			t.Errorf("the re-rankers row %q lacks %s", row, name)
+		}
+	}
+	if !slices.Contains(api.Rerank, "npk") || !slices.Contains(api.Rerank, open) {
+		t.Errorf("the API's re-rankers %v lack npk or %s", api.Rerank, open)
 	}
 }

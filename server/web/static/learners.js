@@ -12,6 +12,8 @@ function range(p) {
 
 function learner(s, recommenders) {
   const badges = [h('span', {class: 'badge'}, s.kind)];
+  if (s.fixed) badges.push(h('span', {class: 'badge'}, 'fixed strategy'));
+  for (const a of s.aliases || []) badges.push(h('span', {class: 'badge'}, 'alias ' + a));
   if (recommenders.includes(s.name)) badges.push(h('span', {class: 'badge'}, 'recommendations'));
   if (s.rerank === true) badges.push(h('span', {class: 'badge'}, 're-ranks search'));
   const params = (s.params || []).length ? h('table', {},
@@ -32,7 +34,10 @@ function learner(s, recommenders) {
 (async function start() {
   try {
     const j = await getJSON('/v1/learners');
-    const rows = [['re-rankers', (j.strategies || j.rerank.map(name => ({name}))).map(strategy).join(', ')], ['default re-ranker', j.default_rerank],
+    // Every name rerank= takes here, then the fixed strategies that cannot
+    // re-rank this corpus, with why.
+    const rerankers = [...(j.rerank || []), ...(j.strategies || []).filter(s => s.rerank === false).map(strategy)];
+    const rows = [['re-rankers', rerankers.join(', ')], ['default re-ranker', j.default_rerank],
       ['priors', (j.priors || []).join(', ') + ` (default ${j.default_prior})`],
       ['affinities', (j.affinities || []).join(', ') + ` (default ${j.default_affinity})`],
       ['recommendation learners', (j.recommend || []).join(', ') + ` (default ${j.default_recommend})`]];

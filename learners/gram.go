@@ -79,7 +79,7 @@ func (g *Gram) Diag() []float64 {
 }
 
 // RowSums returns X (X^T 1).
-func (g *Gram) RowSums() []float64 { return rowSumsByApply(g) }
+func (g *Gram) RowSums() []float64 { return RowSumsByApply(g) }
 
 // Sparse forms K as a SparseSym, one row at a time through a dense
 // accumulator: O(flops of X X^T) time, O(n) scratch, 12 bytes a non-zero of K.

@@ -62,9 +62,11 @@ func (d DenseKernel) Diag() []float64 {
 }
 
 // RowSums returns K 1.
-func (d DenseKernel) RowSums() []float64 { return rowSumsByApply(d) }
+func (d DenseKernel) RowSums() []float64 { return RowSumsByApply(d) }
 
-func rowSumsByApply(k KernelMatrix) []float64 {
+// RowSumsByApply returns K 1 as k.Apply of the ones vector: the RowSums of
+// a KernelMatrix with no cheaper way to them.
+func RowSumsByApply(k KernelMatrix) []float64 {
 	ones := make([]float64, k.Dim())
 	for i := range ones {
 		ones[i] = 1
@@ -180,7 +182,7 @@ func (s *ScaledKernel) Diag() []float64 {
 }
 
 // RowSums returns the row sums.
-func (s *ScaledKernel) RowSums() []float64 { return rowSumsByApply(s) }
+func (s *ScaledKernel) RowSums() []float64 { return RowSumsByApply(s) }
 
 // KernelSum is the weighted sum sum_t w_t K_t of kernels of one size, e.g.
 // the combination an MKL learner outputs. Row and Apply allocate one

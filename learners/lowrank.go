@@ -46,4 +46,4 @@ func (l *LowRank) Diag() []float64 {
 }
 
 // RowSums returns Z (Z^T 1).
-func (l *LowRank) RowSums() []float64 { return rowSumsByApply(l) }
+func (l *LowRank) RowSums() []float64 { return RowSumsByApply(l) }

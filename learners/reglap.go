@@ -133,4 +133,4 @@ func (r *RegLaplacian) Diag() []float64 {
 }
 
 // RowSums returns K 1 (one solve).
-func (r *RegLaplacian) RowSums() []float64 { return rowSumsByApply(r) }
+func (r *RegLaplacian) RowSums() []float64 { return RowSumsByApply(r) }

@@ -671,15 +671,7 @@ func (s *standardized) Diag() []float64 {
 }
 
 // RowSums is 0 (up to rounding): centring removes the row means.
-func (s *standardized) RowSums() []float64 {
-	ones := make([]float64, s.Dim())
-	for i := range ones {
-		ones[i] = 1
-	}
-	out := make([]float64, len(ones))
-	s.Apply(out, ones)
-	return out
-}
+func (s *standardized) RowSums() []float64 { return learners.RowSumsByApply(s) }
 
 func init() {
 	common := []learners.Param{

@@ -82,10 +82,9 @@
 // it does not specify). DEVIATION: the default basis is the m leading
 // eigenvectors of the centred tag kernel M (basis=tags), because where the
 // constraints are slack the full-rank optimum lies in M's leading eigenspace
-// while a smooth Laplacian basis cannot carry the co-tag links: on Corel5k
-// (seeds 1-3, README) the Laplacian basis lost 4-12 points of test P@10 to
-// full rank, the tag basis is within 2 of it (above it on two seeds of
-// three). The smooth basis keeps visual neighbours close by itself, so few
+// while a smooth Laplacian basis cannot carry the co-tag links (README,
+// Measured: the two bases against full rank on Corel5k and harder corpora).
+// The smooth basis keeps visual neighbours close by itself, so few
 // constraints bind; over the tag basis they bind as at full rank.
 //
 // # Convergence and errors

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
@@ -107,14 +108,11 @@ func averagePrecision(u int, score []float64, visible, hidden []int, tie []int) 
 		}
 		return tie[x] < tie[y]
 	})
-	hits, sum := 0, 0.0
+	ranked := make([]bool, len(cands))
 	for r, v := range cands {
-		if slices.Contains(hidden, v) {
-			hits++
-			sum += float64(hits) / float64(r+1)
-		}
+		ranked[r] = slices.Contains(hidden, v)
 	}
-	return sum / float64(len(hidden))
+	return metrics.AveragePrecision(ranked, len(hidden))
 }
 
 // On the demo network (200 users: every pair enumerated) TS-MKL learns

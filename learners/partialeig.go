@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/kernelrank/kernelrank/internal/vecmath"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/gonum"
@@ -22,16 +23,13 @@ import (
 // Householder reflectors applied to them (as dormtr does, see applyQ).
 //
 // The reduction is a fused, unit-stride dsytd2 (tridiag) rather than gonum's
-// Dsytrd, whose strided scalar Dsymv took half its time.
+// Dsytrd, whose strided scalar Dsymv took half its time; its inner loops and
+// the back-transform's run on internal/vecmath's kernels (AVX2 and FMA where
+// the CPU has them).
 //
 // Cost: 4/3 n^3 flops for the values, plus about 2 n^2 p for p vectors,
-// against roughly 9 n^3 for a full decomposition with vectors (mat.EigenSym):
-// at n = 200 about 1.9 ms for the values (3.2 ms with gonum's Dsytrd) and
-// 3.6 ms with 70 vectors, against 8.5-17 ms for mat.EigenSym, when the
-// back-transform was gonum's Dormqr; measured since as CPU time on a loaded
-// machine, 2.15 ms for the values, 3.45 ms with 70 vectors (3.85 with
-// Dormqr, 5.2 with Dsytrd and Dormqr) and 13.5 ms for mat.EigenSym
-// (BenchmarkPartialEigen200). The workspace is
+// against roughly 9 n^3 for a full decomposition with vectors (mat.EigenSym);
+// BenchmarkPartialEigen200 compares them. The workspace is
 // kept between calls of the same size, so a PartialEigen used in a loop
 // allocates almost nothing after the first call.
 // Built with -tags openblas, Factorize and VectorsTo call OpenBLAS's LAPACK
@@ -292,15 +290,19 @@ func (pe *PartialEigen) VectorsTo(dst *mat.Dense, lo, hi int) error {
 	if err := pe.backTransform(z, q); err != nil {
 		return err
 	}
+	// z holds the vectors as rows; dst wants them as columns.
 	raw := dst.RawMatrix()
-	off := lo - wlo
-	for r := 0; r < n; r++ {
-		copy(raw.Data[r*raw.Stride:r*raw.Stride+p], z[r*q+off:r*q+off+p])
+	for c := 0; c < p; c++ {
+		zc := z[c*n : c*n+n]
+		for r, v := range zc {
+			raw.Data[r*raw.Stride+c] = v
+		}
 	}
 	return nil
 }
 
-// backTransformGo overwrites the row-major n x q z with Q z, Q = diag(1, Q~)
+// backTransformGo overwrites the q x n row-major z, whose rows are
+// eigenvectors of T, with Z Q^T, rows the eigenvectors of A: Q = diag(1, Q~)
 // from tridiagonalizeGo, Q~ the reflectors in A[1:n, 0:n-1].
 func (pe *PartialEigen) backTransformGo(z []float64, q int) {
 	n := pe.n
@@ -308,26 +310,27 @@ func (pe *PartialEigen) backTransformGo(z []float64, q int) {
 		var impl gonum.Implementation
 		if pe.lwq < q || pe.zcols != q {
 			w := []float64{0}
-			impl.Dormqr(blas.Left, blas.NoTrans, n-1, q, n-1, pe.a[n:], n, pe.tau, z[q:], q, w, -1)
+			impl.Dormqr(blas.Right, blas.Trans, q, n-1, n-1, pe.a[n:], n, pe.tau, z[1:], n, w, -1)
 			pe.lwq = int(w[0])
 			pe.zcols = q
 			if len(pe.work) < pe.lwq {
 				pe.work = make([]float64, pe.lwq)
 			}
 		}
-		impl.Dormqr(blas.Left, blas.NoTrans, n-1, q, n-1, pe.a[n:], n, pe.tau, z[q:], q, pe.work, len(pe.work))
+		impl.Dormqr(blas.Right, blas.Trans, q, n-1, n-1, pe.a[n:], n, pe.tau, z[1:], n, pe.work, len(pe.work))
 	} else {
-		pe.applyQ(z[q:], q)
+		pe.applyQ(z, q)
 	}
 }
 
-// inverseIteration fills columns 0..q-1 of z (n x q, row-major) with the
+// inverseIteration fills rows 0..q-1 of z (q x n, row-major) with the
 // eigenvectors of T for ascending eigenvalue indices wlo..whi-1, following
 // LAPACK dstein: per block, in increasing order of eigenvalue, perturb
 // coincident eigenvalues apart, iterate with a scaled random start and
 // perturbed pivots, and orthogonalise against the earlier vectors of the
 // same cluster.
 func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
+	n := pe.n
 	const maxIts = 5
 	const extra = 1 // dstein takes 2; the residual check below guards the vectors
 	eps := dlamchE
@@ -342,7 +345,7 @@ func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
 		b := pe.blocks[bi]
 		m := b.end - b.start
 		if m == 1 {
-			z[b.start*q+c] = 1
+			z[c*n+b.start] = 1
 			continue
 		}
 		xj := pe.vals[k]
@@ -380,13 +383,8 @@ func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
 			pe.solveTridiag(m, x)
 			// Orthogonalise against the earlier vectors of this cluster.
 			for g := gp; g < c; g++ {
-				dot := 0.0
-				for r := 0; r < m; r++ {
-					dot += x[r] * z[(b.start+r)*q+g]
-				}
-				for r := 0; r < m; r++ {
-					x[r] -= dot * z[(b.start+r)*q+g]
-				}
+				zg := z[g*n+b.start : g*n+b.end]
+				vecmath.AddScaled(x, -vecmath.Dot(x, zg), zg)
 			}
 			nrm := 0.0
 			for _, v := range x {
@@ -421,8 +419,8 @@ func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
 		}
 		for r, v := range x {
 			x[r] = v * s
-			z[(b.start+r)*q+c] = x[r]
 		}
+		copy(z[c*n+b.start:c*n+b.end], x)
 		// Residual ||(T - lambda) x||: a failed iteration is an error, not
 		// a wrong vector.
 		res := 0.0
@@ -524,34 +522,31 @@ func (pe *PartialEigen) solveTridiag(m int, x []float64) {
 	}
 }
 
-// applyQ overwrites the (n-1) x q row-major c with Q~ c, Q~ = H_0 ... H_{n-2}
-// the reflectors tridiag leaves, as Dormqr(Left, NoTrans) would: H_i =
-// I - tau_i v_i v_i^T on rows i.. of c, v_i(i) = 1 and v_i(r) = A(r+1, i)
-// below. It applies one reflector at a time with unit-stride row updates
-// (w = v^T c, then c -= tau v w^T), which at n = 200 takes 37% less time
-// than gonum's blocked Dormqr with 70 columns (as much with 10).
-func (pe *PartialEigen) applyQ(c []float64, q int) {
+// applyQ overwrites the q x n row-major z with Z Q^T, Q = diag(1, Q~) and
+// Q~ = H_0 ... H_{n-2} the reflectors tridiag leaves, as Dormqr(Right, Trans)
+// on z's columns 1.. would: H_i = I - tau_i v_i v_i^T acts on entries i+1..
+// of each row, v_i(i+1) = 1 and v_i(r) = A(r, i) below. Each row is an
+// eigenvector, so every reflector is one dot product and one AXPY along it
+// (the reflector gathered once into a contiguous vector): long unit-stride
+// kernels rather than one short one a row of the reflector.
+func (pe *PartialEigen) applyQ(z []float64, q int) {
 	n := pe.n
-	if cap(pe.tv) < q {
-		pe.tv = make([]float64, q)
+	if cap(pe.tv) < n {
+		pe.tv = make([]float64, n)
 	}
-	w := pe.tv[:q]
 	for i := n - 2; i >= 0; i-- {
 		tau := pe.tau[i]
 		if tau == 0 {
 			continue
 		}
-		copy(w, c[i*q:i*q+q])
-		for r := i + 1; r < n-1; r++ {
-			if v := pe.a[(r+1)*n+i]; v != 0 {
-				floats.AddScaled(w, v, c[r*q:r*q+q])
-			}
+		v := pe.tv[i+1 : n]
+		v[0] = 1
+		for r := i + 2; r < n; r++ {
+			v[r-i-1] = pe.a[r*n+i]
 		}
-		floats.AddScaled(c[i*q:i*q+q], -tau, w)
-		for r := i + 1; r < n-1; r++ {
-			if v := pe.a[(r+1)*n+i]; v != 0 {
-				floats.AddScaled(c[r*q:r*q+q], -tau*v, w)
-			}
+		for c := 0; c < q; c++ {
+			zc := z[c*n+i+1 : c*n+n]
+			vecmath.AddScaled(zc, -tau*vecmath.Dot(v, zc), v)
 		}
 	}
 }
@@ -561,13 +556,14 @@ func (pe *PartialEigen) applyQ(c []float64, q int) {
 // gonum's Dsytrd(Lower) leaves them (v_k(k+2:n) in column k of pe.a below the
 // subdiagonal, tau_k in pe.tau), so that VectorsTo's Dormqr applies Q
 // unchanged. It is LAPACK's unblocked dsytd2 with two changes that make it
-// about twice as fast as gonum's blocked Dsytrd at n = 200 (where half of
+// several times as fast as gonum's blocked Dsytrd at n = 200 (where half of
 // that time goes to a strided, scalar Dsymv):
 //   - the trailing matrix is kept as contiguous upper rows (the lower
 //     triangle mirrored), so that the symmetric matrix-vector product and the rank-2
-//     update are unit-stride vector kernels (gonum's assembly Dot and Axpy);
+//     update are unit-stride vector kernels;
 //   - the rank-2 update of step k-1 is applied to a row just before step k's
-//     product reads it, so each row is loaded once a step (it stays in L1).
+//     product reads it, in one pass with the product (vecmath.Rank2DotAxpy),
+//     so each row is loaded once a step (it stays in L1).
 //
 // The arithmetic is that of dsytd2 (same reflectors, same update order per
 // element up to the association of the two rank-1 terms), so the eigenvalues
@@ -596,8 +592,8 @@ func (pe *PartialEigen) tridiag() {
 		// Row k, with the update of step k-1, gives the reflector.
 		rk := w[k*n+k : k*n+n]
 		if pending {
-			floats.AddScaled(rk, -vp[k], wp[k:n])
-			floats.AddScaled(rk, -wp[k], vp[k:n])
+			vecmath.AddScaled(rk, -vp[k], wp[k:n])
+			vecmath.AddScaled(rk, -wp[k], vp[k:n])
 		}
 		pe.d[k] = rk[0]
 		m := n - k - 1
@@ -616,15 +612,23 @@ func (pe *PartialEigen) tridiag() {
 		}
 		for r := k + 1; r < n; r++ {
 			row := w[r*n+r : r*n+n]
+			if pending && tau != 0 {
+				// The update, the product and the scatter in one pass over
+				// the row; the scatter's term at r (row[0]) is p[r]'s own,
+				// which the dot gives, so p[r] is restored first.
+				pr := p[r]
+				p[r] = pr + vecmath.Rank2DotAxpy(row, wp[r:n], vp[r:n], v[r:n], p[r:n], vp[r], wp[r], v[r])
+				continue
+			}
 			if pending {
-				floats.AddScaled(row, -vp[r], wp[r:n])
-				floats.AddScaled(row, -wp[r], vp[r:n])
+				vecmath.AddScaled(row, -vp[r], wp[r:n])
+				vecmath.AddScaled(row, -wp[r], vp[r:n])
 			}
 			if tau != 0 {
 				vr := v[r:n]
-				p[r] += floats.Dot(row, vr)
+				p[r] += vecmath.Dot(row, vr)
 				if x := v[r]; x != 0 && r+1 < n {
-					floats.AddScaled(p[r+1:n], x, row[1:])
+					vecmath.AddScaled(p[r+1:n], x, row[1:])
 				}
 			}
 		}
@@ -635,8 +639,8 @@ func (pe *PartialEigen) tridiag() {
 		// w = tau p - (tau^2 / 2) (p.v) v; the update is A22 -= v w^T + w v^T.
 		vk := v[k+1 : n]
 		floats.Scale(tau, pr)
-		c := -0.5 * tau * floats.Dot(pr, vk)
-		floats.AddScaled(pr, c, vk)
+		c := -0.5 * tau * vecmath.Dot(pr, vk)
+		vecmath.AddScaled(pr, c, vk)
 		copy(vp[k+1:n], vk)
 		copy(wp[k+1:n], pr)
 		pending = true

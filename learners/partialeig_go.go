@@ -10,8 +10,8 @@ func (pe *PartialEigen) tridiagonalize() error {
 	return nil
 }
 
-// backTransform overwrites the row-major n x q z, eigenvectors of T, with
-// those of A.
+// backTransform overwrites the row-major q x n z, whose rows are
+// eigenvectors of T, with those of A.
 func (pe *PartialEigen) backTransform(z []float64, q int) error {
 	pe.backTransformGo(z, q)
 	return nil

@@ -33,11 +33,11 @@ static int kr_dsytrd(int n, double *a, double *d, double *e, double *tau, double
 	return info;
 }
 
-// kr_dormtr overwrites the row-major n x q z with Q z, Q from kr_dsytrd:
-// column-major, z is the q x n Z^T, and Z^T Q^T = (Q Z)^T.
+// kr_dormtr overwrites the row-major q x n z, whose rows are eigenvectors of
+// T, with those of A: column-major, z is the n x q Z, overwritten with Q Z.
 static int kr_dormtr(int n, int q, double *a, double *tau, double *z, double *work, int lwork) {
 	int info = 0;
-	LAPACK_dormtr("R", "U", "T", &q, &n, a, &n, tau, z, &q, work, &lwork, &info);
+	LAPACK_dormtr("L", "U", "N", &n, &q, a, &n, tau, z, &n, work, &lwork, &info);
 	return info;
 }
 */

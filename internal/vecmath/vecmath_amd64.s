@@ -1,0 +1,192 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func axpyFMA(a float64, x, y []float64)
+// y[i] += a * x[i] for i < len(x); the caller checks len(y) >= len(x).
+TEXT ·axpyFMA(SB), NOSPLIT, $0-56
+	MOVQ         x_base+8(FP), SI
+	MOVQ         x_len+16(FP), CX
+	MOVQ         y_base+32(FP), DI
+	VBROADCASTSD a+0(FP), Y0
+	XORQ         AX, AX
+
+axpy16:
+	CMPQ        CX, $16
+	JL          axpy4
+	VMOVUPD     (SI)(AX*8), Y1
+	VMOVUPD     32(SI)(AX*8), Y2
+	VMOVUPD     64(SI)(AX*8), Y3
+	VMOVUPD     96(SI)(AX*8), Y4
+	VFMADD213PD (DI)(AX*8), Y0, Y1
+	VFMADD213PD 32(DI)(AX*8), Y0, Y2
+	VFMADD213PD 64(DI)(AX*8), Y0, Y3
+	VFMADD213PD 96(DI)(AX*8), Y0, Y4
+	VMOVUPD     Y1, (DI)(AX*8)
+	VMOVUPD     Y2, 32(DI)(AX*8)
+	VMOVUPD     Y3, 64(DI)(AX*8)
+	VMOVUPD     Y4, 96(DI)(AX*8)
+	ADDQ        $16, AX
+	SUBQ        $16, CX
+	JMP         axpy16
+
+axpy4:
+	CMPQ        CX, $4
+	JL          axpy1
+	VMOVUPD     (SI)(AX*8), Y1
+	VFMADD213PD (DI)(AX*8), Y0, Y1
+	VMOVUPD     Y1, (DI)(AX*8)
+	ADDQ        $4, AX
+	SUBQ        $4, CX
+	JMP         axpy4
+
+axpy1:
+	TESTQ       CX, CX
+	JE          axpyDone
+	VMOVSD      (SI)(AX*8), X1
+	VFMADD213SD (DI)(AX*8), X0, X1
+	VMOVSD      X1, (DI)(AX*8)
+	INCQ        AX
+	DECQ        CX
+	JMP         axpy1
+
+axpyDone:
+	VZEROUPPER
+	RET
+
+// func dotFMA(x, y []float64) float64
+// sum x[i] y[i] for i < len(x); the caller checks len(y) == len(x).
+TEXT ·dotFMA(SB), NOSPLIT, $0-56
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	MOVQ   y_base+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   AX, AX
+
+dot16:
+	CMPQ        CX, $16
+	JL          dot4
+	VMOVUPD     (SI)(AX*8), Y4
+	VMOVUPD     32(SI)(AX*8), Y5
+	VMOVUPD     64(SI)(AX*8), Y6
+	VMOVUPD     96(SI)(AX*8), Y7
+	VFMADD231PD (DI)(AX*8), Y4, Y0
+	VFMADD231PD 32(DI)(AX*8), Y5, Y1
+	VFMADD231PD 64(DI)(AX*8), Y6, Y2
+	VFMADD231PD 96(DI)(AX*8), Y7, Y3
+	ADDQ        $16, AX
+	SUBQ        $16, CX
+	JMP         dot16
+
+dot4:
+	CMPQ        CX, $4
+	JL          dotReduce
+	VMOVUPD     (SI)(AX*8), Y4
+	VFMADD231PD (DI)(AX*8), Y4, Y0
+	ADDQ        $4, AX
+	SUBQ        $4, CX
+	JMP         dot4
+
+dotReduce:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+
+dot1:
+	TESTQ       CX, CX
+	JE          dotDone
+	VMOVSD      (SI)(AX*8), X4
+	VFMADD231SD (DI)(AX*8), X4, X0
+	INCQ        AX
+	DECQ        CX
+	JMP         dot1
+
+dotDone:
+	VZEROUPPER
+	MOVSD X0, ret+48(FP)
+	RET
+
+// func rank2DotAxpyFMA(x, u, w, v, y []float64, a, b, c float64) float64
+// x -= a u + b w; y += c x; returns x . v; the caller checks the lengths.
+TEXT ·rank2DotAxpyFMA(SB), NOSPLIT, $0-152
+	MOVQ         x_base+0(FP), DI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         u_base+24(FP), R8
+	MOVQ         w_base+48(FP), R9
+	MOVQ         v_base+72(FP), R10
+	MOVQ         y_base+96(FP), R11
+	VBROADCASTSD a+120(FP), Y0
+	VBROADCASTSD b+128(FP), Y1
+	VBROADCASTSD c+136(FP), Y2
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	XORQ         AX, AX
+
+r2d8:
+	CMPQ         CX, $8
+	JL           r2d4
+	VMOVUPD      (DI)(AX*8), Y5
+	VMOVUPD      32(DI)(AX*8), Y6
+	VFNMADD231PD (R8)(AX*8), Y0, Y5
+	VFNMADD231PD 32(R8)(AX*8), Y0, Y6
+	VFNMADD231PD (R9)(AX*8), Y1, Y5
+	VFNMADD231PD 32(R9)(AX*8), Y1, Y6
+	VMOVUPD      Y5, (DI)(AX*8)
+	VMOVUPD      Y6, 32(DI)(AX*8)
+	VFMADD231PD  (R10)(AX*8), Y5, Y3
+	VFMADD231PD  32(R10)(AX*8), Y6, Y4
+	VMOVUPD      (R11)(AX*8), Y7
+	VMOVUPD      32(R11)(AX*8), Y8
+	VFMADD231PD  Y5, Y2, Y7
+	VFMADD231PD  Y6, Y2, Y8
+	VMOVUPD      Y7, (R11)(AX*8)
+	VMOVUPD      Y8, 32(R11)(AX*8)
+	ADDQ         $8, AX
+	SUBQ         $8, CX
+	JMP          r2d8
+
+r2d4:
+	CMPQ         CX, $4
+	JL           r2dReduce
+	VMOVUPD      (DI)(AX*8), Y5
+	VFNMADD231PD (R8)(AX*8), Y0, Y5
+	VFNMADD231PD (R9)(AX*8), Y1, Y5
+	VMOVUPD      Y5, (DI)(AX*8)
+	VFMADD231PD  (R10)(AX*8), Y5, Y3
+	VMOVUPD      (R11)(AX*8), Y7
+	VFMADD231PD  Y5, Y2, Y7
+	VMOVUPD      Y7, (R11)(AX*8)
+	ADDQ         $4, AX
+	SUBQ         $4, CX
+
+r2dReduce:
+	VADDPD       Y4, Y3, Y3
+	VEXTRACTF128 $1, Y3, X4
+	VADDPD       X4, X3, X3
+	VHADDPD      X3, X3, X3
+
+r2d1:
+	TESTQ        CX, CX
+	JE           r2dDone
+	VMOVSD       (DI)(AX*8), X5
+	VFNMADD231SD (R8)(AX*8), X0, X5
+	VFNMADD231SD (R9)(AX*8), X1, X5
+	VMOVSD       X5, (DI)(AX*8)
+	VFMADD231SD  (R10)(AX*8), X5, X3
+	VMOVSD       (R11)(AX*8), X7
+	VFMADD231SD  X5, X2, X7
+	VMOVSD       X7, (R11)(AX*8)
+	INCQ         AX
+	DECQ         CX
+	JMP          r2d1
+
+r2dDone:
+	VZEROUPPER
+	MOVSD X3, ret+144(FP)
+	RET

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package vecmath
+
+const fma = false
+
+func axpyFMA(a float64, x, y []float64) { panic("vecmath: no FMA kernel on this platform") }
+
+func dotFMA(x, y []float64) float64 { panic("vecmath: no FMA kernel on this platform") }
+
+func rank2DotAxpyFMA(x, u, w, v, y []float64, a, b, c float64) float64 {
+	panic("vecmath: no FMA kernel on this platform")
+}

@@ -45,6 +45,9 @@ var (
 	// ErrBadImage is wrapped by the error of an image (uploaded or a file)
 	// that does not decode.
 	ErrBadImage = errors.New("image does not decode")
+	// ErrNoImageDir is returned by Add for an upload to a store without a
+	// directory: it keeps no files.
+	ErrNoImageDir = errors.New("index: no image directory to store uploads in")
 )
 
 // Images keeps the image files of a server in one directory:
@@ -190,7 +193,7 @@ func (s *Images) Add(ix *Index, docs []Doc, ups []*Upload) error {
 			continue // Add keeps the last doc of an id: no file for the others
 		}
 		if s.dir == "" {
-			return errors.New("index: no image directory to store uploads in")
+			return ErrNoImageDir
 		}
 		for _, f := range []struct {
 			path string

@@ -180,6 +180,10 @@ func (s *Server) addImages(c *gin.Context) {
 			badRequest(c, err.Error())
 			return
 		}
+		if errors.Is(err, index.ErrNoImageDir) {
+			fail(c, http.StatusNotImplemented, "uploads_disabled", "this server stores no uploaded images (it was started without an image directory); docs without image_base64 are accepted")
+			return
+		}
 		s.internal(c, "add images", err)
 		return
 	}

@@ -124,6 +124,25 @@ func TestRejectedUploadWritesNothing(t *testing.T) {
 	}
 }
 
+// A server started without an image directory refuses an upload with 501
+// and adds nothing of the batch; docs without image_base64 still go in.
+func TestUploadWithoutImageDir(t *testing.T) {
+	_, ix := newTestServer(t)
+	s := New(ix, Config{AdminToken: token, MaxBodyBytes: 1 << 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	png := encodeImage(t, "png", 40, 30, color.RGBA{200, 0, 0, 255})
+	body := `[{"id":"kr-plain","tags":["x"]},` + upload("kr-up", png) + `]`
+	rec, out := do(t, s, "POST", "/v1/images", []byte(body), token)
+	if e, _ := out["error"].(map[string]any); rec.Code != 501 || e["code"] != "uploads_disabled" {
+		t.Fatalf("upload without an image directory: status %d, %v; want 501 uploads_disabled", rec.Code, out)
+	}
+	if ix.Count() != 30 {
+		t.Fatalf("%d images after the refused batch, want 30", ix.Count())
+	}
+	if rec, _ := do(t, s, "POST", "/v1/images", []byte(`{"id":"kr-plain","tags":["x"]}`), token); rec.Code != 200 || ix.Count() != 31 {
+		t.Fatalf("a doc without an image: status %d, %d images; want 200, 31", rec.Code, ix.Count())
+	}
+}
+
 func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)

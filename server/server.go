@@ -28,7 +28,7 @@ type Config struct {
 	MaxWindow      int           // candidates re-ranked (default 1000)
 	MaxBodyBytes   int64         // request body limit (default 32 MiB)
 	RequestTimeout time.Duration // per-request deadline (default 30 s)
-	ImageDir       string        // where uploaded images are written (default: beside the index)
+	ImageDir       string        // where uploaded images are written; "" refuses uploads (501), kernelrank serve puts them beside the index
 	// Social serves the /v1/users endpoints; nil answers them 404.
 	Social *recommend.Service
 	// SocialData is the social data the server serves: a social job that

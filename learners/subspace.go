@@ -33,11 +33,20 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 	}
 	// A as a general matrix: gonum's Dgemm runs on its assembly kernels,
 	// its Dsymm (a SymDense operand) in plain Go, 5 times slower here.
-	var ad mat.Dense
-	ad.CloneFrom(a)
+	// Both triangles, filled from the upper one.
+	dd := Scratch(n * n)
+	defer Release(dd)
+	ar := a.RawSymmetric()
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			x := ar.Data[i*ar.Stride+j]
+			dd[i*n+j], dd[j*n+i] = x, x
+		}
+	}
+	ad := mat.NewDense(n, n, dd)
 	var yt mat.Dense
 	for range iters + 1 {
-		yt.Mul(qt, &ad)
+		yt.Mul(qt, ad)
 		qt.Copy(&yt)
 		OrthonormalizeRows(qt)
 		// A of rank below l maps the block into a smaller space: rows that
@@ -54,7 +63,7 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 		}
 	}
 	// Rayleigh-Ritz: the eigenpairs of B = Q^T A Q give the Ritz vectors Q U.
-	yt.Mul(qt, &ad)
+	yt.Mul(qt, ad)
 	var b mat.Dense
 	b.Mul(&yt, qt.T())
 	bs := mat.NewSymDense(l, nil)

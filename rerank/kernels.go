@@ -50,11 +50,22 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	if !spec.Fixed {
 		src.learner = spec.Name
 	}
-	src.compute = func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+	src.compute = func(ctx context.Context, cands []Candidate) (k *mat.SymDense, stats *learners.Stats, err error) {
 		in := &learners.Input{}
 		var x *mat.Dense
+		var text *mat.SymDense
+		// The inputs live on learners.Scratch storage, handed back when
+		// the fit is done (a learner does not keep its input), unless the
+		// kernel returned is one of them.
+		defer func() {
+			if x != nil {
+				learners.Release(x.RawMatrix().Data)
+			}
+			if text != nil && (k == nil || &k.RawSymmetric().Data[0] != &text.RawSymmetric().Data[0]) {
+				learners.ReleaseSym(text)
+			}
+		}()
 		if src.visual {
-			var err error
 			if x, err = Visual(cands); err != nil {
 				return nil, nil, err
 			}
@@ -62,7 +73,6 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		if spec.Needs&learners.NeedFeatures != 0 {
 			in.Features = x
 		}
-		var text *mat.SymDense
 		if spec.Needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
 			text = TextKernel(cands)
 		}
@@ -105,8 +115,8 @@ func canonical(v learners.Values) string {
 	return string(b)
 }
 
-// TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
-// The vectors are first re-coded as sorted (tag number, weight) lists over the
+// TextKernel returns the linear kernel of the candidates' tf-idf tag vectors,
+// on learners.Scratch storage (learners.ReleaseSym hands it back). The vectors are first re-coded as sorted (tag number, weight) lists over the
 // window's own vocabulary, so each of the n^2/2 dot products is a merge of two
 // short lists rather than map look-ups.
 func TextKernel(cands []Candidate) *mat.SymDense {
@@ -133,9 +143,10 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
 	}
 	n := len(cands)
-	k := mat.NewSymDense(n, nil)
+	k := learners.ScratchSym(n)
 	raw := k.RawSymmetric()
 	for i := 0; i < n; i++ {
+		clear(raw.Data[i*raw.Stride : i*raw.Stride+i]) // the lower triangle 0, as a new matrix's
 		for j := i; j < n; j++ {
 			a, b := rows[i], rows[j]
 			dot := 0.0
@@ -157,12 +168,14 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 	return k
 }
 
-// Visual stacks the candidates' visual vectors; they must all have one length.
+// Visual stacks the candidates' visual vectors, on learners.Scratch storage
+// (learners.Release hands it back); they must all have one length.
 func Visual(cands []Candidate) (*mat.Dense, error) {
 	d := len(cands[0].Visual)
-	x := mat.NewDense(len(cands), d, nil)
+	x := mat.NewDense(len(cands), d, learners.Scratch(len(cands)*d))
 	for i, c := range cands {
 		if len(c.Visual) != d {
+			learners.Release(x.RawMatrix().Data)
 			return nil, fmt.Errorf("candidate %s has %d visual features, candidate %s has %d", c.ID, len(c.Visual), cands[0].ID, d)
 		}
 		x.SetRow(i, c.Visual)

@@ -265,6 +265,7 @@ func (p *Plan) Rerank(ctx context.Context, cands []Candidate, kernel KernelFunc)
 		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
 		info.Iterations = iter
 		results = explain(ranked, s, vr, opt)
+		learners.Release(s.RawMatrix().Data)
 		info.RankTime = time.Since(start)
 	}
 	for _, c := range rest {
@@ -286,8 +287,16 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
 // returning the scores, the column-stochastic matrix and the iteration count.
+// The matrix is on learners.Scratch storage: learners.Release(s.RawMatrix().Data)
+// hands it back when done.
 func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
-	s := Stochastic(Affinity(k, affinity))
+	n := k.SymmetricDim()
+	s := mat.NewDense(n, n, learners.Scratch(n*n))
+	if affinity == "shift" || affinity == "gauss" {
+		stochastic(s, Affinity(k, affinity), false)
+	} else { // clip, fused into the normalisation
+		stochastic(s, k, true)
+	}
 	vr, iter := VisualRank(s, prior(cands, priorKind), damping)
 	return vr, s, iter
 }

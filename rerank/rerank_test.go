@@ -217,6 +217,39 @@ func TestTextKernelReproducible(t *testing.T) {
 	}
 }
 
+// Scores with the clip affinity reads max(K_ij, 0) inside the normalisation:
+// the matrix and the scores of Stochastic(Affinity(K, clip)), to the bit.
+func TestScoresClipFusedEqualsClippedCopy(t *testing.T) {
+	n := 30
+	k := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, math.Sin(float64(3*i+7*j+1)))
+		}
+	}
+	for j := 0; j < n; j++ {
+		k.SetSym(4, j, -1) // an image with no positive affinity: a uniform column
+	}
+	cands := make([]Candidate, n)
+	for i := range cands {
+		cands[i] = Candidate{ID: fmt.Sprint(i), TextScore: float64(n - i)}
+	}
+	dirty := learners.Scratch(n * n)
+	for i := range dirty {
+		dirty[i] = math.NaN()
+	}
+	learners.Release(dirty)
+	for _, p := range Priors {
+		want := Stochastic(Affinity(k, "clip"))
+		wantVR, wantIter := VisualRank(want, prior(cands, p), 0.85)
+		vr, s, iter := Scores(k, cands, p, "clip", 0.85)
+		if !mat.Equal(s, want) || !slices.Equal(vr, wantVR) || iter != wantIter {
+			t.Fatalf("prior %s: fused clip differs from Stochastic(Affinity(K, clip))", p)
+		}
+		learners.Release(s.RawMatrix().Data)
+	}
+}
+
 func TestTopVotes(t *testing.T) {
 	cands := []Candidate{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}
 	// Votes d S_0j VR_j for image 0: b 0.5*0.2*0.5=0.05, c 0.5*0.4*0.5=0.1, d 0.5*0.4*0.5=0.1.

@@ -84,3 +84,47 @@ func TestIntoFormsOverwriteRecycledStorage(t *testing.T) {
 		}
 	}
 }
+
+// SparseGramInto adds the products of each pair's shared non-zeros in
+// increasing column order, as a merge of the two rows does: the same bits.
+func TestSparseGramIntoEqualsRowMerges(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	n, d := 30, 50
+	ptr := make([]int, n+1)
+	var idx []int
+	var val []float64
+	for i := 0; i < n; i++ {
+		for k := 0; k < d; k++ {
+			if r.Float64() < 0.15 {
+				idx = append(idx, k)
+				val = append(val, r.NormFloat64())
+			}
+		}
+		ptr[i+1] = len(idx)
+	}
+	got := dirtySym(n)
+	SparseGramInto(got, d, ptr, idx, val)
+	raw := got.RawSymmetric()
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			want := 0.0
+			if j >= i {
+				for p, q := ptr[i], ptr[j]; p < ptr[i+1] && q < ptr[j+1]; {
+					switch {
+					case idx[p] < idx[q]:
+						p++
+					case idx[p] > idx[q]:
+						q++
+					default:
+						want += val[q] * val[p]
+						p++
+						q++
+					}
+				}
+			}
+			if g := raw.Data[i*raw.Stride+j]; g != want {
+				t.Fatalf("(%d,%d) = %v, want %v (lower triangle 0)", i, j, g, want)
+			}
+		}
+	}
+}

@@ -116,55 +116,46 @@ func canonical(v learners.Values) string {
 }
 
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors,
-// on learners.Scratch storage (learners.ReleaseSym hands it back). The vectors are first re-coded as sorted (tag number, weight) lists over the
-// window's own vocabulary, so each of the n^2/2 dot products is a merge of two
-// short lists rather than map look-ups.
+// on learners.Scratch storage (learners.ReleaseSym hands it back). The
+// vectors are first re-coded as compressed rows over the window's own
+// vocabulary, whose Gram matrix learners.SparseGramInto forms from the
+// products of the tags two candidates share.
 func TextKernel(cands []Candidate) *mat.SymDense {
-	type entry struct {
-		tag int
-		w   float64
-	}
+	n := len(cands)
 	vocab := map[string]int{}
-	rows := make([][]entry, len(cands))
+	ptr := make([]int, n+1)
+	for i, c := range cands {
+		ptr[i+1] = ptr[i] + len(c.Tags)
+	}
+	idx := make([]int, ptr[n])
+	val := make([]float64, ptr[n])
+	type entry struct {
+		id int
+		w  float64
+	}
 	var names []string // one candidate's tags, sorted
+	var row []entry    // and as (tag number, weight), by number
 	for i, c := range cands {
 		// Numbered in sorted order, not the map's random one: the order of
 		// each sum, and so the kernel's last bits, are the same every time.
 		names = slices.AppendSeq(names[:0], maps.Keys(c.Tags))
 		slices.Sort(names)
+		row = row[:0]
 		for _, tag := range names {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)
 				vocab[tag] = id
 			}
-			rows[i] = append(rows[i], entry{id, c.Tags[tag]})
+			row = append(row, entry{id, c.Tags[tag]})
 		}
-		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
+		slices.SortFunc(row, func(a, b entry) int { return a.id - b.id })
+		for p, e := range row {
+			idx[ptr[i]+p], val[ptr[i]+p] = e.id, e.w
+		}
 	}
-	n := len(cands)
 	k := learners.ScratchSym(n)
-	raw := k.RawSymmetric()
-	for i := 0; i < n; i++ {
-		clear(raw.Data[i*raw.Stride : i*raw.Stride+i]) // the lower triangle 0, as a new matrix's
-		for j := i; j < n; j++ {
-			a, b := rows[i], rows[j]
-			dot := 0.0
-			for p, q := 0, 0; p < len(a) && q < len(b); {
-				switch {
-				case a[p].tag < b[q].tag:
-					p++
-				case a[p].tag > b[q].tag:
-					q++
-				default:
-					dot += a[p].w * b[q].w
-					p++
-					q++
-				}
-			}
-			raw.Data[i*raw.Stride+j] = dot
-		}
-	}
+	learners.SparseGramInto(k, len(vocab), ptr, idx, val)
 	return k
 }
 

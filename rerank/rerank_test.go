@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -213,6 +214,67 @@ func TestTextKernelReproducible(t *testing.T) {
 	for range 20 {
 		if !mat.Equal(TextKernel(cands), want) {
 			t.Fatal("TextKernel differs between calls")
+		}
+	}
+}
+
+// TextKernel's sums run over each pair's shared tags in the order of the
+// window's tag numbers (first seen, each candidate's tags sorted), as a
+// merge of the two candidates' number-sorted tag lists does: the same bits,
+// in both triangles (the lower one 0), whatever its recycled storage held.
+func TestTextKernelEqualsTagListMerges(t *testing.T) {
+	var cands []Candidate
+	for i := 0; i < 40; i++ {
+		tv := features.TagVector{}
+		for w := 0; w < 1+i%6; w++ {
+			tv[fmt.Sprint("tag", (i*w+3*w)%17)] = 1 / math.Sqrt(float64(3+i+w*w))
+		}
+		cands = append(cands, Candidate{ID: fmt.Sprint(i), Tags: tv})
+	}
+	type entry struct {
+		id int
+		w  float64
+	}
+	vocab := map[string]int{}
+	lists := make([][]entry, len(cands))
+	for i, c := range cands {
+		names := slices.Sorted(maps.Keys(c.Tags))
+		for _, tag := range names {
+			if _, ok := vocab[tag]; !ok {
+				vocab[tag] = len(vocab)
+			}
+			lists[i] = append(lists[i], entry{vocab[tag], c.Tags[tag]})
+		}
+		slices.SortFunc(lists[i], func(a, b entry) int { return a.id - b.id })
+	}
+	dirty := learners.ScratchSym(len(cands))
+	for i := range dirty.RawSymmetric().Data {
+		dirty.RawSymmetric().Data[i] = math.NaN()
+	}
+	learners.ReleaseSym(dirty)
+	k := TextKernel(cands)
+	raw := k.RawSymmetric()
+	for i := range cands {
+		for j := range cands {
+			want := 0.0
+			if j >= i {
+				a, b := lists[i], lists[j]
+				for p, q := 0, 0; p < len(a) && q < len(b); {
+					switch {
+					case a[p].id < b[q].id:
+						p++
+					case a[p].id > b[q].id:
+						q++
+					default:
+						want += a[p].w * b[q].w
+						p++
+						q++
+					}
+				}
+			}
+			if got := raw.Data[i*raw.Stride+j]; got != want {
+				t.Fatalf("K(%d,%d) = %v, want %v", i, j, got, want)
+			}
 		}
 	}
 }

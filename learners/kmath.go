@@ -188,11 +188,14 @@ func FromEigen(vals []float64, vecs *mat.Dense, floor float64) *mat.SymDense {
 		return out
 	}
 	// Scale the kept eigenvectors by sqrt(lambda) and form W W^T.
-	w := mat.NewDense(n, len(cols), nil)
+	p := len(cols)
+	w := mat.NewDense(n, p, Scratch(n*p))
+	defer Release(w.RawMatrix().Data)
+	wd := w.RawMatrix().Data
 	for c, idx := range cols {
 		s := math.Sqrt(vals[idx])
 		for r := 0; r < n; r++ {
-			w.Set(r, c, vecs.At(r, idx)*s)
+			wd[r*p+c] = vecs.At(r, idx) * s
 		}
 	}
 	out.SymOuterK(1, w)

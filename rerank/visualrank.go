@@ -27,8 +27,8 @@ func stochastic(s *mat.Dense, a *mat.SymDense, clip bool) *mat.Dense {
 	raw := s.RawMatrix()
 	ar := a.RawSymmetric()
 	at := func(x float64) float64 {
-		if clip {
-			return math.Max(x, 0)
+		if clip && x <= 0 {
+			return 0 // math.Max(x, 0), -0 included, without its call
 		}
 		return x
 	}

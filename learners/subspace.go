@@ -27,7 +27,8 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	// The block is kept transposed, l x n, so that each vector is a
 	// contiguous row: Y^T = Omega^T A, then Q^T A.
-	qt := mat.NewDense(l, n, nil)
+	qt := mat.NewDense(l, n, Scratch(l*n))
+	defer Release(qt.RawMatrix().Data)
 	for i := range qt.RawMatrix().Data {
 		qt.RawMatrix().Data[i] = rng.NormFloat64()
 	}
@@ -44,7 +45,8 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 		}
 	}
 	ad := mat.NewDense(n, n, dd)
-	yt := mat.NewDense(l, n, nil)
+	yt := mat.NewDense(l, n, Scratch(l*n)) // mulBlock overwrites it
+	defer Release(yt.RawMatrix().Data)
 	for range iters + 1 {
 		mulBlock(yt, qt, ad)
 		qt.Copy(yt)

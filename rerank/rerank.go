@@ -1,12 +1,13 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -302,6 +303,9 @@ func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damp
 }
 
 func splitByFeatures(cands []Candidate) (with, without []Candidate) {
+	if !slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
+		return cands, nil // the usual case: no copy
+	}
 	for _, c := range cands {
 		if len(c.Visual) > 0 {
 			with = append(with, c)
@@ -346,7 +350,7 @@ func explain(cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Resul
 		}
 		out[i].Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].VisualRank > out[b].VisualRank })
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.VisualRank, a.VisualRank) })
 	return out
 }
 

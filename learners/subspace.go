@@ -107,7 +107,7 @@ func mulBlock(y, x, a *mat.Dense) {
 		row := ar.Data[l*ar.Stride : l*ar.Stride+ar.Cols]
 		for i := 0; i < xr.Rows; i++ {
 			if v := xr.Data[i*xr.Stride+l]; v != 0 { // as Dgemm: a zero adds nothing
-				floats.AddScaled(yr.Data[i*yr.Stride:i*yr.Stride+yr.Cols], v, row)
+				addScaled(yr.Data[i*yr.Stride:i*yr.Stride+yr.Cols], v, row)
 			}
 		}
 	}
@@ -125,7 +125,7 @@ func OrthonormalizeRows(v *mat.Dense) {
 		for range 2 {
 			for p := 0; p < i; p++ {
 				prev := v.RawRowView(p)
-				floats.AddScaled(row, -floats.Dot(prev, row), prev)
+				addScaled(row, -floats.Dot(prev, row), prev)
 			}
 		}
 		if norm := floats.Norm(row, 2); norm > 1e-10*norm0 {

@@ -61,7 +61,7 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 			if x != nil {
 				learners.Release(x.RawMatrix().Data)
 			}
-			if text != nil && (k == nil || &k.RawSymmetric().Data[0] != &text.RawSymmetric().Data[0]) {
+			if text != nil && !sharesStorage(k, text) {
 				learners.ReleaseSym(text)
 			}
 		}()
@@ -113,6 +113,15 @@ func parseParams(spec learners.Spec, params json.RawMessage) (learners.Values, e
 func canonical(v learners.Values) string {
 	b, _ := json.Marshal(v) // cannot fail: finite numbers, strings and booleans
 	return string(b)
+}
+
+// sharesStorage reports whether k (possibly nil or empty) starts on the
+// storage of t.
+func sharesStorage(k, t *mat.SymDense) bool {
+	if k == nil || len(k.RawSymmetric().Data) == 0 {
+		return false
+	}
+	return &k.RawSymmetric().Data[0] == &t.RawSymmetric().Data[0]
 }
 
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors,

@@ -440,3 +440,18 @@ func TestStrategiesResolve(t *testing.T) {
 		}
 	}
 }
+
+// The tag kernel goes back to the pools after a fit unless the kernel the
+// learner returned is the tag kernel itself.
+func TestSharesStorage(t *testing.T) {
+	text := mat.NewSymDense(3, nil)
+	view := mat.NewSymDense(3, text.RawSymmetric().Data)
+	for _, c := range []struct {
+		k    *mat.SymDense
+		want bool
+	}{{nil, false}, {&mat.SymDense{}, false}, {mat.NewSymDense(3, nil), false}, {text, true}, {view, true}} {
+		if got := sharesStorage(c.k, text); got != c.want {
+			t.Errorf("sharesStorage(%v) = %v, want %v", c.k, got, c.want)
+		}
+	}
+}

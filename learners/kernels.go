@@ -10,13 +10,17 @@ import (
 
 // Linear returns X X^T (from the non-zeros alone when x is sparse).
 func Linear(x *mat.Dense) *mat.SymDense {
-	if g := sparseGram(x); g != nil {
-		return g
-	}
 	n, _ := x.Dims()
 	k := mat.NewSymDense(n, nil)
-	k.SymOuterK(1, x)
+	linearInto(k, x)
 	return k
+}
+
+// linearInto overwrites the upper triangle of k (n x n) with X X^T.
+func linearInto(k *mat.SymDense, x *mat.Dense) {
+	if sparseGram(x, k) == nil {
+		k.SymOuterK(1, x)
+	}
 }
 
 // Polynomial returns (c + x_i.x_j)^degree.
@@ -98,9 +102,17 @@ func HistogramIntersection(x *mat.Dense) (*mat.SymDense, error) {
 
 // SqDistances returns the squared Euclidean distances between the rows of x.
 func SqDistances(x *mat.Dense) *mat.SymDense {
-	g := Linear(x)
-	toDistances(g)
-	return g
+	n, _ := x.Dims()
+	d := mat.NewSymDense(n, nil)
+	SqDistancesInto(d, x)
+	return d
+}
+
+// SqDistancesInto is SqDistances written into d (n x n, for instance a
+// ScratchSym), whose contents it overwrites.
+func SqDistancesInto(d *mat.SymDense, x *mat.Dense) {
+	linearInto(d, x)
+	toDistances(d)
 }
 
 // KernelDistances returns the squared feature-space distances

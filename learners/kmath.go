@@ -10,25 +10,45 @@ import (
 
 // Center returns H K H with H = I - 11^T/n: the kernel of the centred features.
 func Center(k *mat.SymDense) *mat.SymDense {
-	n := k.SymmetricDim()
-	rowMean := make([]float64, n)
-	total := 0.0
+	c := mat.NewSymDense(k.SymmetricDim(), nil)
+	CenterInto(c, k)
+	return c
+}
+
+// CenterInto writes Center(k) into the upper triangle of c (n x n, for
+// instance a ScratchSym, and not k itself).
+func CenterInto(c, k *mat.SymDense) {
+	raw := k.RawSymmetric()
+	n, st := raw.N, raw.Stride
+	// Row sums from the upper triangle, row by row: sum i receives K_ji
+	// from rows j < i first, then K_ij for j >= i from its own row, the
+	// order j = 0..n-1 of a walk along the full row.
+	sum := make([]float64, n)
 	for i := 0; i < n; i++ {
-		s := 0.0
-		for j := 0; j < n; j++ {
-			s += k.At(i, j)
+		row := raw.Data[i*st : i*st+n]
+		for j := i + 1; j < n; j++ {
+			sum[j] += row[j]
 		}
-		rowMean[i] = s / float64(n)
+		s := sum[i]
+		for _, x := range row[i:] {
+			s += x
+		}
+		sum[i] = s
+	}
+	total := 0.0
+	for i, s := range sum {
+		sum[i] = s / float64(n) // the row mean
 		total += s
 	}
 	mean := total / float64(n*n)
-	c := mat.NewSymDense(n, nil)
+	out := c.RawSymmetric()
 	for i := 0; i < n; i++ {
+		row := raw.Data[i*st : i*st+n]
+		dst := out.Data[i*out.Stride : i*out.Stride+n]
 		for j := i; j < n; j++ {
-			c.SetSym(i, j, k.At(i, j)-rowMean[i]-rowMean[j]+mean)
+			dst[j] = row[j] - sum[i] - sum[j] + mean
 		}
 	}
-	return c
 }
 
 // NormalizeCosine returns K_ij / sqrt(K_ii K_jj), with rows of zero (or
@@ -168,11 +188,14 @@ func FromEigen(vals []float64, vecs *mat.Dense, floor float64) *mat.SymDense {
 		return out
 	}
 	// Scale the kept eigenvectors by sqrt(lambda) and form W W^T.
-	w := mat.NewDense(n, len(cols), nil)
+	p := len(cols)
+	w := mat.NewDense(n, p, Scratch(n*p))
+	defer Release(w.RawMatrix().Data)
+	wd := w.RawMatrix().Data
 	for c, idx := range cols {
 		s := math.Sqrt(vals[idx])
 		for r := 0; r < n; r++ {
-			w.Set(r, c, vecs.At(r, idx)*s)
+			wd[r*p+c] = vecs.At(r, idx) * s
 		}
 	}
 	out.SymOuterK(1, w)

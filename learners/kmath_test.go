@@ -1,6 +1,7 @@
 package learners
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -219,6 +220,28 @@ func TestKNNPairs(t *testing.T) {
 	mutual := KNNPairs(d, 1, true)
 	if len(mutual) != 1 || mutual[0] != (Pair{0, 1}) {
 		t.Fatalf("mutual pairs = %v, want [{0 1}]", mutual)
+	}
+}
+
+// checkFinite finds a NaN or an infinity at every position, in the
+// four-wide part of its sum and in the tail.
+func TestCheckFiniteEveryPosition(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				data := make([]float64, n)
+				for i := range data {
+					data[i] = float64(i) - 3.5
+				}
+				if err := checkFinite("x", data); err != nil {
+					t.Fatalf("n=%d: finite data refused: %v", n, err)
+				}
+				data[pos] = bad
+				if err := checkFinite("x", data); !errors.Is(err, ErrInput) {
+					t.Fatalf("n=%d: %v at %d not found (err %v)", n, bad, pos, err)
+				}
+			}
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package learners
 
 import (
-	"cmp"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -54,29 +53,45 @@ func NearestNeighbors(d *mat.SymDense, k int) [][]int {
 	return out
 }
 
-// NeighborPairs turns neighbour lists into the pairs (i < j), sorted, where j
-// is a neighbour of i or i of j; with mutual, both must hold. With the lists
-// of NearestNeighbors(d, k) it returns exactly KNNPairs(d, k, mutual).
+// NeighborPairs turns neighbour lists (of indices below len(nn)) into the
+// pairs (i < j), sorted, where j is a neighbour of i or i of j; with mutual,
+// both must hold. With the lists of NearestNeighbors(d, k) it returns
+// exactly KNNPairs(d, k, mutual). The pairs are bucketed by i (a counting
+// sort) and each bucket's few j sorted, O(n k) rather than a sort of all.
 func NeighborPairs(nn [][]int, mutual bool) []Pair {
-	var all []Pair
+	n := len(nn)
+	start := make([]int, n+2) // bucket i is second[start[i+1]:start[i+2]] until filled
 	for i, js := range nn {
 		for _, j := range js {
-			all = append(all, Pair{min(i, j), max(i, j)})
+			start[min(i, j)+2]++
 		}
 	}
-	slices.SortFunc(all, func(a, b Pair) int {
-		return cmp.Or(cmp.Compare(a.I, b.I), cmp.Compare(a.J, b.J))
-	})
-	out := all[:0]
-	for s := 0; s < len(all); {
-		e := s + 1
-		for e < len(all) && all[e] == all[s] {
-			e++
+	for i := 2; i <= n+1; i++ {
+		start[i] += start[i-1]
+	}
+	second := make([]int, start[n+1])
+	for i, js := range nn {
+		for _, j := range js {
+			a := min(i, j)
+			second[start[a+1]] = max(i, j)
+			start[a+1]++
 		}
-		if !mutual || e-s == 2 {
-			out = append(out, all[s])
+	}
+	// Now bucket i is second[start[i]:start[i+1]].
+	out := make([]Pair, 0, len(second))
+	for i := 0; i < n; i++ {
+		b := second[start[i]:start[i+1]]
+		slices.Sort(b)
+		for s := 0; s < len(b); {
+			e := s + 1
+			for e < len(b) && b[e] == b[s] {
+				e++
+			}
+			if !mutual || e-s == 2 {
+				out = append(out, Pair{i, b[s]})
+			}
+			s = e
 		}
-		s = e
 	}
 	return out
 }

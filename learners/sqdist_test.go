@@ -19,7 +19,7 @@ func TestSparseGramMatchesDense(t *testing.T) {
 				}
 			}
 		}
-		got := sparseGram(x)
+		got := sparseGram(x, nil)
 		if (got == nil) != (density > 0.125) {
 			t.Fatalf("density %g: sparse path taken = %v", density, got != nil)
 		}

@@ -3,6 +3,7 @@ package learners
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -115,6 +116,31 @@ func checkOrthonormal(t *testing.T, v *mat.Dense, tol float64) {
 			if math.Abs(vtv.At(i, j)-want) > tol {
 				t.Fatalf("V^T V (%d, %d) = %v: want %d orthonormal columns", i, j, vtv.At(i, j), q)
 			}
+		}
+	}
+}
+
+// mulBlock adds the products in gonum's Dgemm order: the same bits.
+func TestMulBlockEqualsDgemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 7))
+	for _, dims := range [][2]int{{20, 200}, {3, 7}, {70, 130}} {
+		l, n := dims[0], dims[1]
+		x, a := mat.NewDense(l, n, nil), mat.NewDense(n, n, nil)
+		for i := range x.RawMatrix().Data {
+			if r.Float64() < 0.8 { // zeros too: both skip them
+				x.RawMatrix().Data[i] = r.NormFloat64()
+			}
+		}
+		for i := range a.RawMatrix().Data {
+			a.RawMatrix().Data[i] = r.NormFloat64()
+		}
+		var want mat.Dense
+		want.Mul(x, a)
+		got := mat.NewDense(l, n, nil)
+		got.Apply(func(int, int, float64) float64 { return math.NaN() }, got)
+		mulBlock(got, x, a)
+		if !slices.Equal(got.RawMatrix().Data, want.RawMatrix().Data) {
+			t.Fatalf("%d x %d: mulBlock differs from Dgemm", l, n)
 		}
 	}
 }

@@ -50,11 +50,22 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	if !spec.Fixed {
 		src.learner = spec.Name
 	}
-	src.compute = func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error) {
+	src.compute = func(ctx context.Context, cands []Candidate) (k *mat.SymDense, stats *learners.Stats, err error) {
 		in := &learners.Input{}
 		var x *mat.Dense
+		var text *mat.SymDense
+		// The inputs live on learners.Scratch storage, handed back when
+		// the fit is done (a learner does not keep its input), unless the
+		// kernel returned is one of them.
+		defer func() {
+			if x != nil {
+				learners.Release(x.RawMatrix().Data)
+			}
+			if text != nil && !sharesStorage(k, text) {
+				learners.ReleaseSym(text)
+			}
+		}()
 		if src.visual {
-			var err error
 			if x, err = Visual(cands); err != nil {
 				return nil, nil, err
 			}
@@ -62,7 +73,6 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		if spec.Needs&learners.NeedFeatures != 0 {
 			in.Features = x
 		}
-		var text *mat.SymDense
 		if spec.Needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
 			text = TextKernel(cands)
 		}
@@ -105,64 +115,67 @@ func canonical(v learners.Values) string {
 	return string(b)
 }
 
-// TextKernel returns the linear kernel of the candidates' tf-idf tag vectors.
-// The vectors are first re-coded as sorted (tag number, weight) lists over the
-// window's own vocabulary, so each of the n^2/2 dot products is a merge of two
-// short lists rather than map look-ups.
-func TextKernel(cands []Candidate) *mat.SymDense {
-	type entry struct {
-		tag int
-		w   float64
+// sharesStorage reports whether k (possibly nil or empty) starts on the
+// storage of t.
+func sharesStorage(k, t *mat.SymDense) bool {
+	if k == nil || len(k.RawSymmetric().Data) == 0 {
+		return false
 	}
+	return &k.RawSymmetric().Data[0] == &t.RawSymmetric().Data[0]
+}
+
+// TextKernel returns the linear kernel of the candidates' tf-idf tag vectors,
+// on learners.Scratch storage (learners.ReleaseSym hands it back). The
+// vectors are first re-coded as compressed rows over the window's own
+// vocabulary, whose Gram matrix learners.SparseGramInto forms from the
+// products of the tags two candidates share.
+func TextKernel(cands []Candidate) *mat.SymDense {
+	n := len(cands)
 	vocab := map[string]int{}
-	rows := make([][]entry, len(cands))
+	ptr := make([]int, n+1)
+	for i, c := range cands {
+		ptr[i+1] = ptr[i] + len(c.Tags)
+	}
+	idx := make([]int, ptr[n])
+	val := make([]float64, ptr[n])
+	type entry struct {
+		id int
+		w  float64
+	}
 	var names []string // one candidate's tags, sorted
+	var row []entry    // and as (tag number, weight), by number
 	for i, c := range cands {
 		// Numbered in sorted order, not the map's random one: the order of
 		// each sum, and so the kernel's last bits, are the same every time.
 		names = slices.AppendSeq(names[:0], maps.Keys(c.Tags))
 		slices.Sort(names)
+		row = row[:0]
 		for _, tag := range names {
 			id, ok := vocab[tag]
 			if !ok {
 				id = len(vocab)
 				vocab[tag] = id
 			}
-			rows[i] = append(rows[i], entry{id, c.Tags[tag]})
+			row = append(row, entry{id, c.Tags[tag]})
 		}
-		slices.SortFunc(rows[i], func(a, b entry) int { return a.tag - b.tag })
-	}
-	n := len(cands)
-	k := mat.NewSymDense(n, nil)
-	raw := k.RawSymmetric()
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			a, b := rows[i], rows[j]
-			dot := 0.0
-			for p, q := 0, 0; p < len(a) && q < len(b); {
-				switch {
-				case a[p].tag < b[q].tag:
-					p++
-				case a[p].tag > b[q].tag:
-					q++
-				default:
-					dot += a[p].w * b[q].w
-					p++
-					q++
-				}
-			}
-			raw.Data[i*raw.Stride+j] = dot
+		slices.SortFunc(row, func(a, b entry) int { return a.id - b.id })
+		for p, e := range row {
+			idx[ptr[i]+p], val[ptr[i]+p] = e.id, e.w
 		}
 	}
+	k := learners.ScratchSym(n)
+	learners.SparseGramInto(k, len(vocab), ptr, idx, val)
 	return k
 }
 
-// Visual stacks the candidates' visual vectors; they must all have one length.
+// Visual stacks the candidates' visual vectors, on learners.Scratch storage
+// (learners.Release hands it back); they must all have one length.
 func Visual(cands []Candidate) (*mat.Dense, error) {
 	d := len(cands[0].Visual)
-	x := mat.NewDense(len(cands), d, nil)
+	x := mat.NewDense(len(cands), d, learners.Scratch(len(cands)*d))
 	for i, c := range cands {
 		if len(c.Visual) != d {
+			learners.Release(x.RawMatrix().Data)
 			return nil, fmt.Errorf("candidate %s has %d visual features, candidate %s has %d", c.ID, len(c.Visual), cands[0].ID, d)
 		}
 		x.SetRow(i, c.Visual)

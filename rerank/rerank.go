@@ -1,12 +1,13 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -265,6 +266,7 @@ func (p *Plan) Rerank(ctx context.Context, cands []Candidate, kernel KernelFunc)
 		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
 		info.Iterations = iter
 		results = explain(ranked, s, vr, opt)
+		learners.Release(s.RawMatrix().Data)
 		info.RankTime = time.Since(start)
 	}
 	for _, c := range rest {
@@ -286,13 +288,24 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
 // returning the scores, the column-stochastic matrix and the iteration count.
+// The matrix is on learners.Scratch storage: learners.Release(s.RawMatrix().Data)
+// hands it back when done.
 func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
-	s := Stochastic(Affinity(k, affinity))
+	n := k.SymmetricDim()
+	s := mat.NewDense(n, n, learners.Scratch(n*n))
+	if affinity == "shift" || affinity == "gauss" {
+		stochastic(s, Affinity(k, affinity), false)
+	} else { // clip, fused into the normalisation
+		stochastic(s, k, true)
+	}
 	vr, iter := VisualRank(s, prior(cands, priorKind), damping)
 	return vr, s, iter
 }
 
 func splitByFeatures(cands []Candidate) (with, without []Candidate) {
+	if !slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
+		return cands, nil // the usual case: no copy
+	}
 	for _, c := range cands {
 		if len(c.Visual) > 0 {
 			with = append(with, c)
@@ -337,7 +350,7 @@ func explain(cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Resul
 		}
 		out[i].Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].VisualRank > out[b].VisualRank })
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.VisualRank, a.VisualRank) })
 	return out
 }
 

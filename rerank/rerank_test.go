@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -217,6 +218,100 @@ func TestTextKernelReproducible(t *testing.T) {
 	}
 }
 
+// TextKernel's sums run over each pair's shared tags in the order of the
+// window's tag numbers (first seen, each candidate's tags sorted), as a
+// merge of the two candidates' number-sorted tag lists does: the same bits,
+// in both triangles (the lower one 0), whatever its recycled storage held.
+func TestTextKernelEqualsTagListMerges(t *testing.T) {
+	var cands []Candidate
+	for i := 0; i < 40; i++ {
+		tv := features.TagVector{}
+		for w := 0; w < 1+i%6; w++ {
+			tv[fmt.Sprint("tag", (i*w+3*w)%17)] = 1 / math.Sqrt(float64(3+i+w*w))
+		}
+		cands = append(cands, Candidate{ID: fmt.Sprint(i), Tags: tv})
+	}
+	type entry struct {
+		id int
+		w  float64
+	}
+	vocab := map[string]int{}
+	lists := make([][]entry, len(cands))
+	for i, c := range cands {
+		names := slices.Sorted(maps.Keys(c.Tags))
+		for _, tag := range names {
+			if _, ok := vocab[tag]; !ok {
+				vocab[tag] = len(vocab)
+			}
+			lists[i] = append(lists[i], entry{vocab[tag], c.Tags[tag]})
+		}
+		slices.SortFunc(lists[i], func(a, b entry) int { return a.id - b.id })
+	}
+	dirty := learners.ScratchSym(len(cands))
+	for i := range dirty.RawSymmetric().Data {
+		dirty.RawSymmetric().Data[i] = math.NaN()
+	}
+	learners.ReleaseSym(dirty)
+	k := TextKernel(cands)
+	raw := k.RawSymmetric()
+	for i := range cands {
+		for j := range cands {
+			want := 0.0
+			if j >= i {
+				a, b := lists[i], lists[j]
+				for p, q := 0, 0; p < len(a) && q < len(b); {
+					switch {
+					case a[p].id < b[q].id:
+						p++
+					case a[p].id > b[q].id:
+						q++
+					default:
+						want += a[p].w * b[q].w
+						p++
+						q++
+					}
+				}
+			}
+			if got := raw.Data[i*raw.Stride+j]; got != want {
+				t.Fatalf("K(%d,%d) = %v, want %v", i, j, got, want)
+			}
+		}
+	}
+}
+
+// Scores with the clip affinity reads max(K_ij, 0) inside the normalisation:
+// the matrix and the scores of Stochastic(Affinity(K, clip)), to the bit.
+func TestScoresClipFusedEqualsClippedCopy(t *testing.T) {
+	n := 30
+	k := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, math.Sin(float64(3*i+7*j+1)))
+		}
+	}
+	for j := 0; j < n; j++ {
+		k.SetSym(4, j, -1) // an image with no positive affinity: a uniform column
+	}
+	cands := make([]Candidate, n)
+	for i := range cands {
+		cands[i] = Candidate{ID: fmt.Sprint(i), TextScore: float64(n - i)}
+	}
+	dirty := learners.Scratch(n * n)
+	for i := range dirty {
+		dirty[i] = math.NaN()
+	}
+	learners.Release(dirty)
+	for _, p := range Priors {
+		want := Stochastic(Affinity(k, "clip"))
+		wantVR, wantIter := VisualRank(want, prior(cands, p), 0.85)
+		vr, s, iter := Scores(k, cands, p, "clip", 0.85)
+		if !mat.Equal(s, want) || !slices.Equal(vr, wantVR) || iter != wantIter {
+			t.Fatalf("prior %s: fused clip differs from Stochastic(Affinity(K, clip))", p)
+		}
+		learners.Release(s.RawMatrix().Data)
+	}
+}
+
 func TestTopVotes(t *testing.T) {
 	cands := []Candidate{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}
 	// Votes d S_0j VR_j for image 0: b 0.5*0.2*0.5=0.05, c 0.5*0.4*0.5=0.1, d 0.5*0.4*0.5=0.1.
@@ -342,6 +437,21 @@ func TestStrategiesResolve(t *testing.T) {
 	for _, s := range names {
 		if _, err := NewPlan(Options{Strategy: s}); err != nil {
 			t.Errorf("listed strategy %s: %v", s, err)
+		}
+	}
+}
+
+// The tag kernel goes back to the pools after a fit unless the kernel the
+// learner returned is the tag kernel itself.
+func TestSharesStorage(t *testing.T) {
+	text := mat.NewSymDense(3, nil)
+	view := mat.NewSymDense(3, text.RawSymmetric().Data)
+	for _, c := range []struct {
+		k    *mat.SymDense
+		want bool
+	}{{nil, false}, {&mat.SymDense{}, false}, {mat.NewSymDense(3, nil), false}, {text, true}, {view, true}} {
+		if got := sharesStorage(c.k, text); got != c.want {
+			t.Errorf("sharesStorage(%v) = %v, want %v", c.k, got, c.want)
 		}
 	}
 }

@@ -16,17 +16,31 @@ import (
 // uniformly over the others, as PageRank does for dangling nodes.
 func Stochastic(a *mat.SymDense) *mat.Dense {
 	n := a.SymmetricDim()
-	s := mat.NewDense(n, n, nil)
+	return stochastic(mat.NewDense(n, n, nil), a, false)
+}
+
+// stochastic writes Stochastic(a) into s (n x n, every entry overwritten)
+// and returns it; with clip, Stochastic(learners.Clip(a)), reading each
+// max(a_ij, 0) where it is used rather than from a clipped copy.
+func stochastic(s *mat.Dense, a *mat.SymDense, clip bool) *mat.Dense {
+	n := a.SymmetricDim()
 	raw := s.RawMatrix()
 	ar := a.RawSymmetric()
+	at := func(x float64) float64 {
+		if clip && x <= 0 {
+			return 0 // math.Max(x, 0), -0 included, without its call
+		}
+		return x
+	}
 	// Column sums from the upper triangle (a is symmetric), row by row,
 	// adding in the order i = 0..n-1 as a column walk would.
 	sum := make([]float64, n)
 	for i := 0; i < n; i++ {
 		row := ar.Data[i*ar.Stride : i*ar.Stride+n]
 		for j := i + 1; j < n; j++ {
-			sum[i] += row[j]
-			sum[j] += row[j]
+			x := at(row[j])
+			sum[i] += x
+			sum[j] += x
 		}
 	}
 	uniform := 0.0
@@ -45,8 +59,9 @@ func Stochastic(a *mat.SymDense) *mat.Dense {
 			}
 			switch {
 			case i == j:
+				dst[j] = 0
 			case sum[j] > 0:
-				dst[j] = aij / sum[j]
+				dst[j] = at(aij) / sum[j]
 			default:
 				dst[j] = uniform
 			}

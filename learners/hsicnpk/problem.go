@@ -57,7 +57,11 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("%w: hsicnpk needs at least 2 points, got %d", learners.ErrInput, n)
 	}
-	d2 := learners.SqDistances(in.Features)
+	// d2 and mc are workspaces of setup alone: the problem keeps what it
+	// needs of them.
+	d2 := learners.ScratchSym(n)
+	defer learners.ReleaseSym(d2)
+	learners.SqDistancesInto(d2, in.Features)
 	pairs := learners.NeighborPairs(learners.NearestNeighbors(d2, cfg.k), cfg.mutual)
 	if len(pairs) == 0 {
 		// Only possible with mutual neighbours.
@@ -82,7 +86,9 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	}
 
 	// M = H K_t H scaled to unit Frobenius norm.
-	mc := learners.Center(in.Target)
+	mc := learners.ScratchSym(n)
+	defer learners.ReleaseSym(mc)
+	learners.CenterInto(mc, in.Target)
 	fro := math.Sqrt(learners.Frobenius(mc, mc))
 	scale := 0.0
 	for i := 0; i < n; i++ {

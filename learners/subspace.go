@@ -3,6 +3,7 @@ package learners
 import (
 	"math/rand/v2"
 
+	"github.com/kernelrank/kernelrank/internal/vecmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -92,9 +93,9 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 }
 
 // mulBlock sets y (l x n) to x a for x l x n and a n x n, one row of a at a
-// time: each row of y takes x_il a_l as AXPYs in the order l = 0..n-1, the
-// products and additions of gonum's Dgemm (which runs each entry's sum in
-// that order too), so the same bits, on one core and with row l of a in
+// time: each row of y takes x_il a_l as AXPYs in the order l = 0..n-1 (the
+// order gonum's Dgemm sums each entry in too; vecmath's fused multiply-adds
+// round each term once), on one core and with row l of a in
 // the first-level cache for all l rows of y (Dgemm's blocks of 64 columns
 // over two goroutines took as long on the two cores, measured at l = 20,
 // n = 200).
@@ -107,7 +108,7 @@ func mulBlock(y, x, a *mat.Dense) {
 		row := ar.Data[l*ar.Stride : l*ar.Stride+ar.Cols]
 		for i := 0; i < xr.Rows; i++ {
 			if v := xr.Data[i*xr.Stride+l]; v != 0 { // as Dgemm: a zero adds nothing
-				addScaled(yr.Data[i*yr.Stride:i*yr.Stride+yr.Cols], v, row)
+				vecmath.AddScaled(yr.Data[i*yr.Stride:i*yr.Stride+yr.Cols], v, row)
 			}
 		}
 	}
@@ -125,7 +126,7 @@ func OrthonormalizeRows(v *mat.Dense) {
 		for range 2 {
 			for p := 0; p < i; p++ {
 				prev := v.RawRowView(p)
-				addScaled(row, -floats.Dot(prev, row), prev)
+				vecmath.AddScaled(row, -floats.Dot(prev, row), prev)
 			}
 		}
 		if norm := floats.Norm(row, 2); norm > 1e-10*norm0 {

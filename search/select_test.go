@@ -96,41 +96,55 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	}
 }
 
-// Labelled by npk-fused's ranking with a degree-3 visual kernel, the
-// validation queries make that setting the default's: within the default
-// re-ranker a setting wins on its mean alone. The default request then runs
-// it (its top 10 are those labels), while a request naming npk-fused gets
-// its own defaults (degree 2), which rank another top 10.
+// Labelled by the degree-3 rankings of npk-fused and of poly (both tops
+// relevant), the validation queries make degree 3 the default's setting:
+// within the default re-ranker a setting wins on its mean alone, here with
+// its visual kernel alone agreeing (SelectAlone). The default request then
+// runs it, while a request naming npk-fused gets its own defaults (degree
+// 2), which rank another top 10. Labelled by npk-fused's degree-3 ranking
+// alone, poly does not do best at degree 3 and the default stays at 2.
 func TestSelectDefaultChoosesASetting(t *testing.T) {
 	e := New(corelIndex(t), nil, testOptions)
 	deg3 := json.RawMessage(`{"degree":3}`)
-	var queries []LabelledQuery
-	for _, q := range []string{"sky", "water", "tree"} {
-		queries = append(queries, LabelledQuery{Query: q, Relevant: topIDs(t, e, q, rerank.DefaultStrategy, deg3, SelectCutoff)})
+	words := []string{"sky", "water", "tree"}
+	var queries, fusedOnly []LabelledQuery
+	for _, q := range words {
+		fused := topIDs(t, e, q, rerank.DefaultStrategy, deg3, SelectCutoff)
+		both := maps.Clone(fused)
+		maps.Copy(both, topIDs(t, e, q, "poly", deg3, SelectCutoff))
+		queries = append(queries, LabelledQuery{Query: q, Relevant: both})
+		fusedOnly = append(fusedOnly, LabelledQuery{Query: q, Relevant: fused})
 	}
 	sel, err := e.SelectDefault(t.Context(), queries)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sel.Strategy != rerank.DefaultStrategy || string(sel.Params) != string(deg3) || sel.Precision[0].Precision != 1 {
-		t.Fatalf("selection %+v, want %s%s at precision 1", sel, rerank.DefaultStrategy, deg3)
+		t.Fatalf("selection %s%s (%+v), want %s%s at precision 1", sel.Strategy, sel.Params, sel.Precision, rerank.DefaultStrategy, deg3)
 	}
 	if sel.Settings[0].Precision >= 1 {
 		t.Fatalf("degree 2 ranks degree 3's top 10 too: the test cannot tell them apart")
 	}
-	for _, q := range queries {
+	same := 0
+	for _, q := range fusedOnly {
 		if got := topIDs(t, e, q.Query, "", nil, SelectCutoff); !maps.Equal(got, q.Relevant) {
 			t.Errorf("%s: the default request's top 10 %v, want degree 3's %v", q.Query, got, q.Relevant)
 		}
-	}
-	same := 0
-	for _, q := range queries {
 		if maps.Equal(topIDs(t, e, q.Query, rerank.DefaultStrategy, nil, SelectCutoff), q.Relevant) {
 			same++
 		}
 	}
 	if same == len(queries) {
 		t.Errorf("a request naming %s ran the selected degree 3", rerank.DefaultStrategy)
+	}
+	sel, err = e.SelectDefault(t.Context(), fusedOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fused, poly := sel.Settings[1], sel.Precision[2]; sel.Strategy != rerank.DefaultStrategy || string(sel.Params) != `{"degree":2}` ||
+		fused.Precision != 1 || string(poly.Params) == string(deg3) {
+		t.Errorf("labelled by npk-fused alone: selection %s%s, npk-fused at degree 3 %.3f, poly's setting %s; want degree 2, 1, degree 2",
+			sel.Strategy, sel.Params, fused.Precision, poly.Params)
 	}
 }
 
@@ -153,18 +167,19 @@ func TestPick(t *testing.T) {
 		{[]candidate{one("d", base), one("wild", wild)}, "d"},
 		{[]candidate{one("d", base)}, "d"},
 	} {
-		if got := pick(c.cands); got.Strategy != c.want || got.Params != nil {
+		if got, _, _ := pick(c.cands); got.Strategy != c.want || got.Params != nil {
 			t.Errorf("%+v: chose %+v, want %s", c.cands, got, c.want)
 		}
 	}
-	best, all := scores([]candidate{one("d", base), one("steady", steady)})
+	_, best, all := pick([]candidate{one("d", base), one("steady", steady)})
 	if s := best[1]; math.Abs(s.Gain-0.175) > 1e-12 || math.Abs(s.GainSE-0.025) > 1e-12 || math.Abs(s.Precision-0.675) > 1e-12 || best[0].Gain != 0 || len(all) != 2 || all[1].Gain != s.Gain || all[1].Strategy != "steady" {
 		t.Errorf("scores %+v (all %+v), want gain .175 with standard error .025, precision .675", best, all)
 	}
 }
 
 // Within a candidate the setting of highest mean wins however small its
-// gain, the first on a tie; across candidates the margin still holds,
+// gain, the first on a tie (unless SelectAlone holds it to its first);
+// across candidates the margin still holds,
 // measured from the default's chosen setting. The case of issue 9: with one
 // tag an image npk-fused is its visual kernel, and degree 3 gains one image
 // on one query over degree 2 (well within the noise), as it does for poly;
@@ -178,23 +193,30 @@ func TestPickSettings(t *testing.T) {
 	fused := candidate{strategy: "npk-fused", params: deg, per: [][]float64{d2, d3}}
 	poly := candidate{strategy: "poly", params: deg, per: [][]float64{d2, d3}}
 	in := candidate{strategy: "intersection", params: []json.RawMessage{nil}, per: [][]float64{inter}}
-	got := pick([]candidate{fused, poly, in})
+	got, best, all := pick([]candidate{fused, poly, in})
 	if got.Strategy != "npk-fused" || string(got.Params) != `{"degree":3}` || got.Gain != 0 {
 		t.Errorf("chose %s%s (%+v), want npk-fused{\"degree\":3}", got.Strategy, got.Params, got)
 	}
-	best, all := scores([]candidate{fused, poly, in})
 	if len(best) != 3 || len(all) != 5 || string(best[1].Params) != `{"degree":3}` || best[1].Gain != 0 ||
 		math.Abs(all[0].Gain+0.02) > 1e-12 || math.Abs(best[2].Gain-0.04) > 1e-12 {
 		t.Errorf("best %+v, all %+v", best, all)
 	}
 	// A tie keeps the first setting (the candidate's defaults).
 	tied := candidate{strategy: "npk-fused", params: deg, per: [][]float64{d3, d3}}
-	if got := pick([]candidate{tied, in}); string(got.Params) != `{"degree":2}` {
+	if got, _, _ := pick([]candidate{tied, poly, in}); string(got.Params) != `{"degree":2}` {
 		t.Errorf("tie chose %s, want the first setting", got.Params)
+	}
+	// npk-fused leaves degree 2 only where poly alone does too (SelectAlone):
+	// not where poly does best at degree 2, nor without poly measured.
+	polyAt2 := candidate{strategy: "poly", params: deg, per: [][]float64{d3, d2}}
+	for _, cands := range [][]candidate{{fused, polyAt2, in}, {fused, in}} {
+		if got, best, _ := pick(cands); string(got.Params) != `{"degree":2}` || got.Strategy != "npk-fused" || math.Abs(best[0].Precision-0.8) > 1e-12 {
+			t.Errorf("with %d candidates: chose %s%s (%+v), want npk-fused{\"degree\":2}", len(cands), got.Strategy, got.Params, best)
+		}
 	}
 	// Beyond the margin, another candidate still wins, at its own best setting.
 	rbf := candidate{strategy: "rbf", params: []json.RawMessage{json.RawMessage(`{"scale":1}`), json.RawMessage(`{"scale":0.1}`)}, per: [][]float64{d2, far}}
-	if got := pick([]candidate{fused, poly, in, rbf}); got.Strategy != "rbf" || string(got.Params) != `{"scale":0.1}` {
+	if got, _, _ := pick([]candidate{fused, poly, in, rbf}); got.Strategy != "rbf" || string(got.Params) != `{"scale":0.1}` {
 		t.Errorf("chose %s%s, want rbf{\"scale\":0.1}", got.Strategy, got.Params)
 	}
 }
@@ -206,6 +228,16 @@ func TestSelectSettings(t *testing.T) {
 	for strategy := range SelectSettings {
 		if !slices.Contains(SelectCandidates, strategy) {
 			t.Errorf("settings for %s, not a candidate", strategy)
+		}
+	}
+	// A candidate held to a kernel's choices has that kernel's settings,
+	// and the kernel is held to no other.
+	for strategy, alone := range SelectAlone {
+		if !slices.Equal(SelectSettings[strategy], SelectSettings[alone]) || !slices.Contains(SelectCandidates, alone) {
+			t.Errorf("%s is held to %s's choice: settings %v and %v", strategy, alone, SelectSettings[strategy], SelectSettings[alone])
+		}
+		if _, ok := SelectAlone[alone]; ok {
+			t.Errorf("%s is held to %s, which is held to another", strategy, alone)
 		}
 	}
 	for _, strategy := range SelectCandidates {

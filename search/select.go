@@ -30,8 +30,8 @@ var SelectCandidates = []string{rerank.DefaultStrategy, "npk", "poly", "intersec
 // grids `kernelrank eval images` chooses its poly and rbf rows from, so the
 // served re-ranker can reach the choice validation makes for them. Where the
 // tags carry nothing (one tag an image) npk-fused is its visual kernel, and
-// with degree 2 alone it stayed 0.7 points below the degree-3 poly that
-// validation picked (README, Measured).
+// at degree 2 alone it stayed 0.7 points below the degree-3 poly that
+// validation picked on Corel5k seed 2 (README, Measured).
 var SelectSettings = map[string][]string{
 	rerank.DefaultStrategy: {`{"degree":2}`, `{"degree":3}`},
 	"poly":                 {`{"degree":2}`, `{"degree":3}`},
@@ -42,9 +42,9 @@ var SelectSettings = map[string][]string{
 // it is built on, that kernel's own candidate: the candidate leaves its
 // first setting only for one that validation makes that kernel's choice too.
 // npk-fused's degree is its polynomial visual kernel's: it goes to degree 3
-// where both npk-fused and poly alone do best at degree 3 on validation. Where the tags
-// carry nothing the two are the same kernel, and npk-fused follows poly's
-// choice; elsewhere a degree that only the fused kernel favours is taken for
+// where both npk-fused and poly alone do best at degree 3 on validation.
+// Where the tags carry nothing the two are the same kernel, and npk-fused
+// follows poly's choice; elsewhere a degree that only the fused kernel favours is taken for
 // noise (measured: validation gains of 0.7-0.9 points for the fused degree 3
 // on Corel5k seed 1 and very noisy tags seed 1, where poly alone preferred
 // degree 2, came with test losses of 0.5 and 1.3; README, Measured).

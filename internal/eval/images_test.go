@@ -70,18 +70,19 @@ func TestImagesCorelQuick(t *testing.T) {
 			t.Errorf("served validation P@10 %.4f, the selection measured %.4f", p10(rep.Val, "served"), s.Precision)
 		}
 	}
-	// No candidate beats npk-fused on validation here, and its degree-3
-	// visual kernel beats degree 2 (measured 96.9 against 96.0; intersection
-	// 93.3): the served row is npk-fused at degree 3, which the quick grid's
-	// npk-fused (its defaults, degree 2) is not, and both beat the
-	// parametric kernels on test.
+	// No candidate beats npk-fused on validation here (measured 96.0
+	// against intersection's 93.3), and although its degree-3 visual kernel
+	// does better than degree 2 (96.9), poly alone does best at degree 2
+	// (92.7 against 92.2), so npk-fused keeps degree 2 (SelectAlone): the
+	// served row is the quick grid's npk-fused (its defaults), up to the
+	// float32 the engine keeps learned kernels in.
 	served, fused := p10(rep.Test, "served"), p10(rep.Test, "npk-fused")
-	if sel.Strategy != "npk-fused" || string(sel.Params) != `{"degree":3}` {
-		t.Errorf("served %s%s, want npk-fused{\"degree\":3}", sel.Strategy, sel.Params)
+	if sel.Strategy != "npk-fused" || string(sel.Params) != `{"degree":2}` || math.Abs(served-fused) > 0.005 {
+		t.Errorf("served %s%s P@10 %.3f, npk-fused with its defaults %.3f: want npk-fused{\"degree\":2}, equal", sel.Strategy, sel.Params, served, fused)
 	}
 	for _, m := range []string{"linear", "intersection", "poly"} {
-		if got := p10(rep.Test, m); fused <= got || served <= got {
-			t.Errorf("npk-fused P@10 %.3f or served %.3f does not beat %s %.3f", fused, served, m, got)
+		if got := p10(rep.Test, m); fused <= got {
+			t.Errorf("npk-fused P@10 %.3f does not beat %s %.3f", fused, m, got)
 		}
 	}
 	b, err := json.Marshal(rep.Test)

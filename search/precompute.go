@@ -91,7 +91,9 @@ func (e *Engine) Precompute(ctx context.Context, n int, progress func(stage stri
 // strategy, and reports whether it was cached already.
 func (e *Engine) precompute(ctx context.Context, q, strategy string) (bool, error) {
 	req := DefaultRequest(q)
-	req.Rerank.Strategy = strategy
+	if strategy != e.DefaultStrategy() { // the default's is the default request's, with SelectDefault's parameters
+		req.Rerank.Strategy = strategy
+	}
 	p, err := e.plan(req)
 	if err != nil {
 		return false, err

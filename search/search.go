@@ -272,7 +272,12 @@ func (e *Engine) plan(req Request) (*plan, error) {
 		return nil, err
 	}
 	if req.Rerank.Strategy == "" {
-		req.Rerank.Strategy = e.DefaultStrategy()
+		// The default re-ranker, with SelectDefault's parameters unless the request gives its own.
+		strategy, params := e.defaultRerank()
+		req.Rerank.Strategy = strategy
+		if len(req.Rerank.Params) == 0 {
+			req.Rerank.Params = params
+		}
 	}
 	rr, err := rerank.NewPlan(req.Rerank)
 	if err != nil {

@@ -23,6 +23,47 @@ import (
 // built-in default first: it wins every tie.
 var SelectCandidates = []string{rerank.DefaultStrategy, "npk", "poly", "intersection", "rbf", "linear"}
 
+// SelectSettings are the parameter settings SelectDefault tries for a
+// candidate, as JSON objects, its defaults first; a candidate not listed
+// runs with its defaults alone. They are the degree of poly and of the
+// default's (npk-fused's) polynomial visual kernel, and rbf's scale: the
+// grids `kernelrank eval images` chooses its poly and rbf rows from, so the
+// served re-ranker can reach the choice validation makes for them. Where the
+// tags carry nothing (one tag an image) npk-fused is its visual kernel, and
+// at degree 2 alone it stayed 0.7 points below the degree-3 poly that
+// validation picked on Corel5k seed 2 (README, Measured).
+var SelectSettings = map[string][]string{
+	rerank.DefaultStrategy: {`{"degree":2}`, `{"degree":3}`},
+	"poly":                 {`{"degree":2}`, `{"degree":3}`},
+	"rbf":                  {`{"scale":1}`, `{"scale":0.05}`, `{"scale":0.1}`, `{"scale":0.25}`, `{"scale":0.5}`, `{"scale":2}`},
+}
+
+// SelectAlone names, for a candidate whose settings are those of a kernel
+// it is built on, that kernel's own candidate: the candidate leaves its
+// first setting only for one that validation makes that kernel's choice too.
+// npk-fused's degree is its polynomial visual kernel's: it goes to degree 3
+// where both npk-fused and poly alone do best at degree 3 on validation.
+// Where the tags carry nothing the two are the same kernel, and npk-fused
+// follows poly's choice; elsewhere a degree that only the fused kernel favours is taken for
+// noise (measured: validation gains of 0.7-0.9 points for the fused degree 3
+// on Corel5k seed 1 and very noisy tags seed 1, where poly alone preferred
+// degree 2, came with test losses of 0.5 and 1.3; README, Measured).
+var SelectAlone = map[string]string{rerank.DefaultStrategy: "poly"}
+
+// settings are the parameter settings SelectDefault tries for strategy
+// (nil: its defaults).
+func settings(strategy string) []json.RawMessage {
+	ps := SelectSettings[strategy]
+	if len(ps) == 0 {
+		return []json.RawMessage{nil}
+	}
+	out := make([]json.RawMessage, len(ps))
+	for i, p := range ps {
+		out[i] = json.RawMessage(p)
+	}
+	return out
+}
+
 // SelectCutoff is the rank at which SelectDefault measures precision.
 const SelectCutoff = 10
 
@@ -37,22 +78,28 @@ type LabelledQuery struct {
 // Selection is what SelectDefault measured and chose.
 type Selection struct {
 	Strategy string `json:"strategy"` // the engine's default from now on
-	Queries  int    `json:"queries"`
-	// Precision is each candidate's mean P@SelectCutoff over the queries,
-	// in SelectCandidates order; a candidate that rejected a window (its
-	// learner cannot fit it, e.g. intersection on negative features) is
-	// left out, with the reason in Skipped.
-	Precision []Scored          `json:"precision"`
-	Skipped   map[string]string `json:"skipped,omitempty"`
+	// Params are the default's parameters from now on (empty: its own defaults).
+	Params  json.RawMessage `json:"params,omitempty"`
+	Queries int             `json:"queries"`
+	// Precision is each candidate's mean P@SelectCutoff over the queries
+	// at its setting of highest mean, in SelectCandidates order; a
+	// candidate that rejected a window (its learner cannot fit it, e.g.
+	// intersection on negative features) is left out, with the reason in
+	// Skipped.
+	Precision []Scored `json:"precision"`
+	// Settings are every setting measured (SelectSettings), in order.
+	Settings []Scored          `json:"settings"`
+	Skipped  map[string]string `json:"skipped,omitempty"`
 }
 
-// Scored is one candidate's validation precision.
+// Scored is one setting's validation precision.
 type Scored struct {
-	Strategy  string  `json:"strategy"`
-	Precision float64 `json:"precision"`
-	// Gain is its mean per-query gain in precision over the first
-	// candidate measured (the built-in default), and GainSE the standard
-	// error of that mean (both 0 for the default itself).
+	Strategy  string          `json:"strategy"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Precision float64         `json:"precision"`
+	// Gain is its mean per-query gain in precision over the setting chosen
+	// for the first candidate measured (the built-in default), and GainSE
+	// the standard error of that mean (both 0 for that setting itself).
 	Gain   float64 `json:"gain"`
 	GainSE float64 `json:"gain_se"`
 }
@@ -63,77 +110,132 @@ type Scored struct {
 // points, and it lost 3.8 on the test queries.
 const SelectMargin = 2
 
-// SelectDefault makes the engine's default re-ranker the candidate that its
-// deployment's labelled validation queries show best, each query searched
-// as the server searches it with every other default (window, prior,
-// affinity, damping): of the candidates whose P@SelectCutoff beats the
-// built-in default's by more than SelectMargin standard errors of the
-// per-query differences (a paired test), the one with the highest mean;
-// none such, the built-in default (the first candidate that runs on the
-// corpus, in SelectCandidates order). So a deployment leaves the default
-// for a re-ranker its own queries show better, but not for a difference
-// they cannot tell from noise. Requests that name a strategy or a learner
-// are not affected.
+// SelectDefault makes the engine's default re-ranker, with its parameters,
+// the candidate that its deployment's labelled validation queries show
+// best, each query searched as the server searches it with every other
+// default (window, prior, affinity, damping). Each candidate runs at each
+// of its SelectSettings and keeps the one of highest mean P@SelectCutoff
+// (the first on a tie), as the eval chooses a kernel's parameters, unless
+// SelectAlone holds it to its first; then, of
+// the candidates whose P@SelectCutoff beats the built-in default's by more
+// than SelectMargin standard errors of the per-query differences (a paired
+// test), the one with the highest mean; none such, the built-in default (the
+// first candidate that runs on the corpus, in SelectCandidates order). So a
+// deployment sets a parameter within a re-ranker by what its queries
+// measure, but leaves the default re-ranker only for one its queries show
+// better beyond noise. Requests that name a strategy or a learner are not
+// affected.
 func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Selection, error) {
 	sel := Selection{Strategy: rerank.DefaultStrategy, Queries: len(queries)}
 	if len(queries) == 0 {
 		return sel, fmt.Errorf("%w: no validation queries", ErrRequest)
 	}
 	ctx = admission.Patient(ctx) // the choice waits for the requests' slots, never fails for them
-	var names []string
-	var per [][]float64
+	var cands []candidate
 	for _, strategy := range SelectCandidates {
-		p, err := e.precision(ctx, strategy, queries)
-		if errors.Is(err, learners.ErrInput) || errors.Is(err, rerank.ErrOptions) {
-			if sel.Skipped == nil {
-				sel.Skipped = map[string]string{}
+		c := candidate{strategy: strategy}
+		for _, params := range settings(strategy) {
+			p, err := e.precision(ctx, strategy, params, queries)
+			if errors.Is(err, learners.ErrInput) || errors.Is(err, rerank.ErrOptions) {
+				if sel.Skipped == nil {
+					sel.Skipped = map[string]string{}
+				}
+				sel.Skipped[strategy] = err.Error()
+				c.per = nil
+				break
 			}
-			sel.Skipped[strategy] = err.Error()
-			continue
+			if err != nil {
+				return sel, err
+			}
+			c.params, c.per = append(c.params, params), append(c.per, p)
 		}
-		if err != nil {
-			return sel, err
+		if c.per != nil {
+			cands = append(cands, c)
 		}
-		names, per = append(names, strategy), append(per, p)
 	}
-	if len(names) == 0 {
+	if len(cands) == 0 {
 		return sel, fmt.Errorf("%w: no candidate re-ranker runs on this corpus", ErrRequest)
 	}
-	sel.Strategy, sel.Precision = pick(names, per)
+	chosen, best, all := pick(cands)
+	sel.Strategy, sel.Params, sel.Precision, sel.Settings = chosen.Strategy, chosen.Params, best, all
 	e.selection.Store(&sel)
 	return sel, nil
 }
 
-// pick is SelectDefault's rule over the per-query precisions per[c] of the
-// candidates names[c], the first the default: the candidate of highest mean
-// among those whose mean gain over the first exceeds SelectMargin standard
-// errors, else the first.
-func pick(names []string, per [][]float64) (string, []Scored) {
-	chosen, best := names[0], math.Inf(-1)
-	scored := make([]Scored, len(names))
-	for c, p := range per {
-		scored[c] = Scored{Strategy: names[c], Precision: mean(p)}
-		if c == 0 {
-			continue
-		}
-		diff := make([]float64, len(p))
-		for q := range p {
-			diff[q] = p[q] - per[0][q]
-		}
-		scored[c].Gain, scored[c].GainSE = mean(diff), stderr(diff)
-		if g := scored[c].Gain; g > 0 && g > SelectMargin*scored[c].GainSE && scored[c].Precision > best {
-			chosen, best = names[c], scored[c].Precision
-		}
-	}
-	return chosen, scored
+// candidate is a re-ranker's per-query precisions per[s] at each of its
+// settings params[s], and the setting SelectDefault keeps.
+type candidate struct {
+	strategy string
+	params   []json.RawMessage
+	per      [][]float64
+	chosen   int
 }
 
-// precision is the P@SelectCutoff of strategy on each query.
-func (e *Engine) precision(ctx context.Context, strategy string, queries []LabelledQuery) ([]float64, error) {
+// settle sets each candidate's chosen setting: the one of highest mean
+// precision (the first on a tie); for a candidate with a SelectAlone
+// kernel, a setting other than its first only where it is that kernel's
+// chosen setting too.
+func settle(cands []candidate) {
+	at := map[string]int{}
+	for i := range cands {
+		c := &cands[i]
+		c.chosen = 0
+		for s := range c.per {
+			if mean(c.per[s]) > mean(c.per[c.chosen]) {
+				c.chosen = s
+			}
+		}
+		at[c.strategy] = i
+	}
+	for i := range cands {
+		c := &cands[i]
+		alone, ok := SelectAlone[c.strategy]
+		if !ok || c.chosen == 0 {
+			continue
+		}
+		if j, ok := at[alone]; !ok || string(cands[j].params[cands[j].chosen]) != string(c.params[c.chosen]) {
+			c.chosen = 0
+		}
+	}
+}
+
+// pick is SelectDefault's rule over the candidates, the first the default:
+// each at its chosen setting (settle); the candidate of highest mean among
+// those whose mean gain over the first exceeds SelectMargin standard
+// errors, else the first. It returns the choice, each candidate at its
+// chosen setting, and every setting, gains over the first candidate's.
+func pick(cands []candidate) (chosen Scored, best, all []Scored) {
+	settle(cands)
+	base := cands[0].per[cands[0].chosen]
+	for c, cand := range cands {
+		s := scored(cand, cand.chosen, base)
+		if c == 0 || s.Gain > 0 && s.Gain > SelectMargin*s.GainSE && s.Precision > chosen.Precision {
+			chosen = s
+		}
+		best = append(best, s)
+		for i := range cand.per {
+			all = append(all, scored(cand, i, base))
+		}
+	}
+	return chosen, best, all
+}
+
+// scored is setting s of c with its gain over the per-query precisions base.
+func scored(c candidate, s int, base []float64) Scored {
+	p := c.per[s]
+	diff := make([]float64, len(p))
+	for q := range p {
+		diff[q] = p[q] - base[q]
+	}
+	return Scored{Strategy: c.strategy, Params: c.params[s], Precision: mean(p), Gain: mean(diff), GainSE: stderr(diff)}
+}
+
+// precision is the P@SelectCutoff of strategy with params on each query.
+func (e *Engine) precision(ctx context.Context, strategy string, params json.RawMessage, queries []LabelledQuery) ([]float64, error) {
 	per := make([]float64, len(queries))
 	for i, q := range queries {
 		req := DefaultRequest(q.Query)
-		req.K, req.Seed, req.Rerank.Strategy, req.Rerank.Voters = SelectCutoff, q.Seed, strategy, 0
+		req.K, req.Seed, req.Rerank.Strategy, req.Rerank.Params, req.Rerank.Voters = SelectCutoff, q.Seed, strategy, params, 0
 		resp, err := e.Search(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("%s on %q: %w", strategy, q.Query, err)
@@ -160,10 +262,17 @@ func stderr(x []float64) float64 {
 // DefaultStrategy is the re-ranker of a request that names none:
 // rerank.DefaultStrategy until SelectDefault chose another.
 func (e *Engine) DefaultStrategy() string {
+	s, _ := e.defaultRerank()
+	return s
+}
+
+// defaultRerank is the re-ranker of a request that names none and its
+// parameters (nil: its own defaults): SelectDefault's choice, if it ran.
+func (e *Engine) defaultRerank() (string, json.RawMessage) {
 	if s := e.selection.Load(); s != nil {
-		return s.Strategy
+		return s.Strategy, s.Params
 	}
-	return rerank.DefaultStrategy
+	return rerank.DefaultStrategy, nil
 }
 
 // Selection is the last choice of SelectDefault (nil: none ran).

@@ -63,6 +63,8 @@ type Row struct {
 // ImagesReport is the outcome of the protocol.
 type ImagesReport struct {
 	Images, Validation, Tests int
+	// MeanWindow is the mean number of candidates a query re-ranks.
+	MeanWindow float64
 	// Test and Val hold the mean Top-N accuracy of each method/variant on
 	// the test and validation halves, with the configuration chosen on validation.
 	Test, Val []Row
@@ -117,8 +119,8 @@ func grid(quick bool) []config {
 		{method: "linear", strategy: "linear", variants: parametric},
 		{method: "intersection", strategy: "intersection", variants: parametric},
 	}
-	polys := []string{`{"degree":2}`, `{"degree":3}`}
-	rbfs := []string{`{"scale":1}`, `{"scale":0.05}`, `{"scale":0.1}`, `{"scale":0.25}`, `{"scale":0.5}`, `{"scale":2}`}
+	// The served re-ranker's settings (search.SelectSettings), so that it can reach these rows' choices.
+	polys, rbfs := search.SelectSettings["poly"], search.SelectSettings["rbf"]
 	var npks, lowranks []string
 	for _, b := range []string{"0.1", "0.01", "0.03", "0.3", "1", "10"} {
 		for _, c := range []string{"10", "1", "100"} {
@@ -274,7 +276,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	errc := make(chan error, cfg.Workers)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done := 0
+	done, windows := 0, 0
 	for w := 0; w < cfg.Workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -287,6 +289,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 				}
 				scores[qi], random[qi], raw[qi], served[qi] = r.byConfig, r.random, r.raw, r.served
 				mu.Lock()
+				windows += r.window
 				for ci := range configs {
 					if r.unconverged[ci] {
 						unconverged[ci]++
@@ -324,7 +327,8 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags, Served: selection}
+	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags, Served: selection,
+		MeanWindow: float64(windows) / float64(len(queries))}
 	halves := func(per [][]float64) (v, t []float64) {
 		return meanAt(per[:len(val)]), meanAt(per[len(val):])
 	}
@@ -340,7 +344,7 @@ feed:
 	v, t = halves(raw)
 	addRows("raw", "text score", v, t)
 	v, t = halves(served)
-	addRows("served", fmt.Sprintf("chosen: %s/%s-prior", selection.Strategy, rerank.DefaultPrior), v, t)
+	addRows("served", fmt.Sprintf("chosen: %s%s/%s-prior", selection.Strategy, selection.Params, rerank.DefaultPrior), v, t)
 	// Per method and variant, the configuration best on validation P@10.
 	type key struct{ method, variant string }
 	best := map[key]struct {
@@ -384,6 +388,7 @@ type queryResult struct {
 	failed      []bool // per config: the learner rejected this query's input (ranked in text order)
 	random, raw []float64
 	served      []float64 // the server's answer with its default settings
+	window      int       // candidates re-ranked
 }
 
 func evalQuery(ctx context.Context, engine *search.Engine, label string, truth map[string]map[string]bool, configs []config, cfg ImagesConfig, qi int64) (*queryResult, error) {
@@ -429,7 +434,7 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	for i := range identity {
 		identity[i] = i
 	}
-	r := &queryResult{raw: at(identity)}
+	r := &queryResult{raw: at(identity), window: len(cands)}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(qi)+1))
 	r.random = at(rng.Perm(len(cands)))
 	// What the server answers to q with its defaults, over the same window.
@@ -653,8 +658,8 @@ func loadJSONL(path string) ([]item, []string, error) {
 // PrintImages writes the report as the paper's table: Top-N accuracy in %,
 // test half, with the reference points of the issue for comparison.
 func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
-	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d, seed %d, tags: %s\n\n",
-		rep.Images, rep.Validation, rep.Tests, cfg.Window, cfg.Seed, rep.Tags)
+	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d (%.1f candidates a query on average), seed %d, tags: %s\n\n",
+		rep.Images, rep.Validation, rep.Tests, cfg.Window, rep.MeanWindow, cfg.Seed, rep.Tags)
 	fmt.Fprintf(w, "%-17s %-33s", "method", "variant")
 	for _, n := range Cutoffs {
 		fmt.Fprintf(w, " %6s", fmt.Sprintf("Top%d", n))
@@ -668,14 +673,13 @@ func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 		}
 		fmt.Fprintf(w, "  %8.1f  %s\n", 100*rep.Val[i+2].Value, rep.Chosen[r.Method+" "+r.Variant])
 	}
-	fmt.Fprintf(w, "\nserved: %s (the first of these unless another gains more than %d standard errors over it), validation P@%d:",
-		rep.Served.Strategy, search.SelectMargin, search.SelectCutoff)
-	for i, s := range rep.Served.Precision {
-		if i == 0 {
-			fmt.Fprintf(w, " %s %.1f", s.Strategy, 100*s.Precision)
-		} else {
-			fmt.Fprintf(w, ", %s %.1f (%+.1f ± %.1f)", s.Strategy, 100*s.Precision, 100*s.Gain, 100*s.GainSE)
+	fmt.Fprintf(w, "\nserved: %s%s (each re-ranker at its setting of highest validation P@%d; the first unless another gains more than %d standard errors over it), validation P@%d (gain over the first):",
+		rep.Served.Strategy, rep.Served.Params, search.SelectCutoff, search.SelectMargin, search.SelectCutoff)
+	for i, s := range rep.Served.Settings {
+		if i > 0 {
+			fmt.Fprint(w, ",")
 		}
+		fmt.Fprintf(w, " %s%s %.1f (%+.1f ± %.1f)", s.Strategy, s.Params, 100*s.Precision, 100*s.Gain, 100*s.GainSE)
 	}
 	for _, name := range search.SelectCandidates {
 		if why, ok := rep.Served.Skipped[name]; ok {

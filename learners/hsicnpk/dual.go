@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/kernelrank/kernelrank/learners"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -72,12 +73,17 @@ func (s *solver) record(st step) {
 func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) {
 	pr := s.pr
 	ne := len(pr.pairs)
-	x := make([]float64, ne)
-	g := make([]float64, ne)
-	t := make([]float64, ne)
-	trial := make([]float64, ne)
-	gt := make([]float64, ne)
-	dir := make([]float64, ne)
+	// Every vector over the pairs (47 of them, 8 a pair each) is carved
+	// from one zeroed scratch buffer, handed back on return.
+	buf := learners.Scratch((7 + 4*lbfgsMemory) * ne)
+	defer learners.Release(buf)
+	clear(buf)
+	next := func() []float64 {
+		v := buf[:ne:ne]
+		buf = buf[ne:]
+		return v
+	}
+	x, g, t, trial, gt, dir, mask := next(), next(), next(), next(), next(), next(), next()
 	free := make([]bool, ne)
 	rho := make([]float64, lbfgsMemory)
 	coef := make([]float64, lbfgsMemory)
@@ -86,12 +92,8 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 	smf := make([][]float64, lbfgsMemory) // masked to the free set
 	ymf := make([][]float64, lbfgsMemory)
 	for i := range sm {
-		sm[i] = make([]float64, ne)
-		ym[i] = make([]float64, ne)
-		smf[i] = make([]float64, ne)
-		ymf[i] = make([]float64, ne)
+		sm[i], ym[i], smf[i], ymf[i] = next(), next(), next(), next()
 	}
-	mask := make([]float64, ne)
 	nmem, head := 0, 0 // ring buffer of correction pairs
 
 	d, err := pr.value(x)

@@ -54,7 +54,9 @@ type Options struct {
 // all the corpora, and work on features of any sign (histogram intersection
 // needs non-negative ones). The uniform prior beat the text-score prior for
 // every kernel, so it is the default although spec A.2 suggests the text
-// prior. The measured tables are in the README.
+// prior. The measured tables are in the README. A deployment's labelled
+// validation queries (search.SelectDefault, `kernelrank serve --validation`)
+// may set another default and its parameters (npk-fused's degree among them).
 const (
 	DefaultStrategy = "npk-fused"
 	DefaultPrior    = "uniform"

@@ -78,7 +78,7 @@ func newEngine(ix *index.Index, b *backends, sh sharedFlags, opt search.Options,
 		if err != nil {
 			return fmt.Errorf("--validation: %w", err)
 		}
-		attrs := []any{"rerank", sel.Strategy, "took", time.Since(start).Round(time.Millisecond)}
+		attrs := []any{"rerank", sel.Strategy, "params", string(sel.Params), "took", time.Since(start).Round(time.Millisecond)}
 		for _, s := range sel.Precision {
 			attrs = append(attrs, s.Strategy, fmt.Sprintf("%.3f", s.Precision))
 		}

@@ -3,7 +3,6 @@ package recommend_test
 import (
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
@@ -95,23 +94,9 @@ func sampleOf(xs []int, k int, rng *rand.Rand) []int {
 // averagePrecision of the hidden friends of u when every user but u and
 // its visible friends is ranked by score (ties by tie).
 func averagePrecision(u int, score []float64, visible, hidden []int, tie []int) float64 {
-	var cands []int
-	for v := range score {
-		if v != u && !slices.Contains(visible, v) {
-			cands = append(cands, v)
-		}
-	}
-	sort.Slice(cands, func(a, b int) bool {
-		x, y := cands[a], cands[b]
-		if score[x] != score[y] {
-			return score[x] > score[y]
-		}
-		return tie[x] < tie[y]
-	})
-	ranked := make([]bool, len(cands))
-	for r, v := range cands {
-		ranked[r] = slices.Contains(hidden, v)
-	}
+	ranked := metrics.Rank(len(score), score, tie,
+		func(v int) bool { return v == u || slices.Contains(visible, v) },
+		func(v int) bool { return slices.Contains(hidden, v) })
 	return metrics.AveragePrecision(ranked, len(hidden))
 }
 

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -298,7 +297,7 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 	rep.FriendTestUsers = len(users)
 	perUser, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, "friends", func(u int, score []float64) []bool {
 		excluded := adj[u]
-		return rankCandidates(n, score, tie, func(v int) bool { return v == u || contains(excluded, v) },
+		return metrics.Rank(n, score, tie, func(v int) bool { return v == u || contains(excluded, v) },
 			func(v int) bool { return contains(hiddenAdj[u], v) })
 	}, func(u int, items []int) []bool {
 		ranked := make([]bool, len(items))
@@ -424,7 +423,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	rep.GroupTestUsers = len(users)
 	tie := rng.Perm(m)
 	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", func(u int, score []float64) []bool {
-		return rankCandidates(m, score, tie, func(g int) bool { return contains(userGroups[u], g) },
+		return metrics.Rank(m, score, tie, func(g int) bool { return contains(userGroups[u], g) },
 			func(g int) bool { return slices.Contains(hiddenGroups[u], g) })
 	}, func(u int, items []int) []bool {
 		ranked := make([]bool, len(items))
@@ -465,29 +464,6 @@ func sampleUsers(users []int, max int, rng *rand.Rand) []int {
 	users = users[:max]
 	slices.Sort(users)
 	return users
-}
-
-// rankCandidates orders the candidates (all items not excluded) by score,
-// ties by the seeded permutation, and returns their relevance in rank order.
-func rankCandidates(n int, score []float64, tie []int, excluded, relevant func(int) bool) []bool {
-	cands := make([]int, 0, n)
-	for v := 0; v < n; v++ {
-		if !excluded(v) {
-			cands = append(cands, v)
-		}
-	}
-	sort.Slice(cands, func(a, b int) bool {
-		x, y := cands[a], cands[b]
-		if score[x] != score[y] {
-			return score[x] > score[y]
-		}
-		return tie[x] < tie[y]
-	})
-	ranked := make([]bool, len(cands))
-	for i, v := range cands {
-		ranked[i] = relevant(v)
-	}
-	return ranked
 }
 
 // forUsers scores every user with every scorer in parallel and returns

@@ -46,15 +46,6 @@ func TestHideFriends(t *testing.T) {
 	}
 }
 
-func TestRankCandidatesBreaksTiesBySeededOrder(t *testing.T) {
-	score := []float64{1, 5, 5, 5, 0}
-	tie := []int{4, 2, 0, 1, 3} // item 2 first among the tied, then 3, then 1
-	ranked := rankCandidates(5, score, tie, func(v int) bool { return v == 0 }, func(v int) bool { return v == 1 })
-	if want := []bool{false, false, true, false}; !slices.Equal(ranked, want) {
-		t.Fatalf("ranked = %v, want %v (2, 3, 1, 4)", ranked, want)
-	}
-}
-
 // TestSocialOnTheDemoNetwork runs the whole protocol on the generated demo
 // network: neighbourhood baselines must beat the textual kernel alone on
 // friends (the generator links friends mostly through shared friends), and

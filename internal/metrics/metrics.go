@@ -15,7 +15,10 @@
 // of their means rather than count the 0.
 package metrics
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // hitsAt counts the relevant results among the first n (or all, if fewer).
 func hitsAt(ranked []bool, n int) int {
@@ -97,4 +100,28 @@ func Mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// Rank orders the items 0..n-1 that are not excluded by descending score,
+// ties by ascending tie (a seeded permutation, say), and returns their
+// relevance in rank order: the ranked slice the metrics take.
+func Rank(n int, score []float64, tie []int, excluded, relevant func(int) bool) []bool {
+	cands := make([]int, 0, n)
+	for v := 0; v < n; v++ {
+		if !excluded(v) {
+			cands = append(cands, v)
+		}
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		x, y := cands[a], cands[b]
+		if score[x] != score[y] {
+			return score[x] > score[y]
+		}
+		return tie[x] < tie[y]
+	})
+	ranked := make([]bool, len(cands))
+	for i, v := range cands {
+		ranked[i] = relevant(v)
+	}
+	return ranked
 }

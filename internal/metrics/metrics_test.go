@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -85,5 +86,14 @@ func TestMean(t *testing.T) {
 	near(t, "Mean one", Mean([]float64{0.25}), 0.25)
 	if m := Mean(nil); !math.IsNaN(m) {
 		t.Errorf("Mean(nil) = %v, want NaN", m)
+	}
+}
+
+func TestRankBreaksTiesBySeededOrder(t *testing.T) {
+	score := []float64{1, 5, 5, 5, 0}
+	tie := []int{4, 2, 0, 1, 3} // item 2 first among the tied, then 3, then 1
+	ranked := Rank(5, score, tie, func(v int) bool { return v == 0 }, func(v int) bool { return v == 1 })
+	if want := []bool{false, false, true, false}; !slices.Equal(ranked, want) {
+		t.Fatalf("ranked = %v, want %v (2, 3, 1, 4)", ranked, want)
 	}
 }

@@ -185,6 +185,12 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	return pr, nil
 }
 
+// The randomised subspace iteration of the tag basis.
+const (
+	tagOversample = 10
+	tagPowerSteps = 2
+)
+
 // lowRankBasis sets V, n x q, to the low-rank basis cfg.basis names, and
 // returns for the tag basis its Ritz values (V^T M V is their diagonal).
 //
@@ -208,12 +214,6 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 //
 // mixed: the ceil(q/2) leading tag eigenvectors and the q/2 smoothest
 // Laplacian ones, orthonormalised.
-// The randomised subspace iteration of the tag basis.
-const (
-	tagOversample = 10
-	tagPowerSteps = 2
-)
-
 func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense, basis string) (ritz []float64, err error) {
 	n, q := pr.n, pr.q
 	pr.v = mat.NewDense(n, q, nil)

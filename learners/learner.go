@@ -1,19 +1,21 @@
-// Package learners defines the kernel-learner plug-in contract (the Learner
-// interface, its inputs and outputs, the registry and parameter validation)
-// and the kernel math every learner shares: base kernels, centring,
-// normalisation, PSD projection, alignment, HSIC, kNN graphs and symmetric
-// eigensolvers (full and top-k Lanczos).
+// Package learners is the kernel-learner plug-in contract: the Learner
+// interface, its Input and Output, the registry of Specs with their typed
+// parameters, and the errors a caller maps to client errors.
 //
-// Learners live in sub-packages that call Register from init; learners/all
-// imports every one of them.
+// Every directory directly under learners/ is a plug-in package: it calls
+// Register from init (fixed registers the six strategies that learn
+// nothing). What plug-ins share and never registers lives under
+// learners/kit/: kernelmath (the numerics: eigensolvers, QP, k-means, SVM,
+// kernel matrices, scratch pools), npkl and mklsvm (what families of
+// learners share), forest, learnertest (the contract suite), and all (which
+// imports every plug-in).
 package learners
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -43,7 +45,7 @@ const (
 	NeedLabels                     // class labels (some may be Unlabeled)
 	NeedPairs                      // must-link / cannot-link pairs
 	// AcceptImplicit is not a need but a capability: the learner takes base
-	// kernels and target as KernelMatrix (Input.Matrices, Input.TargetMatrix)
+	// kernels and target as kernelmath.KernelMatrix (Input.Matrices, Input.TargetMatrix)
 	// when they are too large to store, as for thousands of users.
 	AcceptImplicit
 	// AcceptLinkTarget is not a need but a capability of a learner that
@@ -89,10 +91,11 @@ func (n Needs) Names() []string {
 }
 
 // Unlabeled marks a point without a class label in Input.Labels.
-const Unlabeled = -1
+const Unlabeled = kernelmath.Unlabeled
 
-// Pair is an unordered pair of point indices.
-type Pair struct{ I, J int }
+// Pair is an unordered pair of point indices: kernelmath's, so that the
+// constraints of an Input build its graphs as they are.
+type Pair = kernelmath.Pair
 
 // Input is what a learner learns from. All matrices are over the same n points.
 type Input struct {
@@ -102,38 +105,40 @@ type Input struct {
 	// Matrices and TargetMatrix stand for Kernels and Target when those are
 	// too large to store (sparse, factored, low-rank or implicit kernels);
 	// only learners with AcceptImplicit take them. Give one form, not both.
-	Matrices     []KernelMatrix
-	TargetMatrix KernelMatrix
+	Matrices     []kernelmath.KernelMatrix
+	TargetMatrix kernelmath.KernelMatrix
 	Labels       []int  // class index 0..C-1 or Unlabeled, length n
 	MustLink     []Pair // pairs that should be similar
 	CannotLink   []Pair // pairs that should be dissimilar
 }
 
-// BaseKernels returns the base kernels as KernelMatrix, whichever form they were given in.
-func (in *Input) BaseKernels() []KernelMatrix {
+// BaseKernels returns the base kernels as kernelmath.KernelMatrix, whichever form they were given in.
+func (in *Input) BaseKernels() []kernelmath.KernelMatrix {
 	if len(in.Matrices) > 0 {
 		return in.Matrices
 	}
-	out := make([]KernelMatrix, len(in.Kernels))
+	out := make([]kernelmath.KernelMatrix, len(in.Kernels))
 	for i, k := range in.Kernels {
-		out[i] = DenseKernel{k}
+		out[i] = kernelmath.DenseKernel{K: k}
 	}
 	return out
 }
 
-// TargetKernel returns the target as a KernelMatrix (nil when there is none).
-func (in *Input) TargetKernel() KernelMatrix {
+// TargetKernel returns the target as a kernelmath.KernelMatrix (nil when there is none).
+func (in *Input) TargetKernel() kernelmath.KernelMatrix {
 	if in.TargetMatrix != nil {
 		return in.TargetMatrix
 	}
 	if in.Target != nil {
-		return DenseKernel{in.Target}
+		return kernelmath.DenseKernel{K: in.Target}
 	}
 	return nil
 }
 
-// ErrInput wraps every error caused by bad learner input, so callers can map it to a client error.
-var ErrInput = errors.New("bad learner input")
+// ErrInput wraps every error caused by bad learner input, so callers can
+// map it to a client error. It is kernelmath's, so that a solver's
+// complaint about its input is a fit's.
+var ErrInput = kernelmath.ErrInput
 
 func inputErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
@@ -185,7 +190,7 @@ func (in *Input) Validate(needs Needs) error {
 		}
 	}
 	for t, k := range in.Kernels {
-		if err := checkSym(fmt.Sprintf("base kernel %d", t), k, n); err != nil {
+		if err := kernelmath.CheckSym(fmt.Sprintf("base kernel %d", t), k, n); err != nil {
 			return err
 		}
 	}
@@ -197,7 +202,7 @@ func (in *Input) Validate(needs Needs) error {
 		if r != n {
 			return inputErr("features have %d rows, want %d", r, n)
 		}
-		if err := checkFinite("features", in.Features.RawMatrix().Data); err != nil {
+		if err := kernelmath.CheckFinite("features", in.Features.RawMatrix().Data); err != nil {
 			return err
 		}
 	}
@@ -205,7 +210,7 @@ func (in *Input) Validate(needs Needs) error {
 		return inputErr("this learner needs a target kernel and none was given")
 	}
 	if in.Target != nil {
-		if err := checkSym("target kernel", in.Target, n); err != nil {
+		if err := kernelmath.CheckSym("target kernel", in.Target, n); err != nil {
 			return err
 		}
 	}
@@ -246,59 +251,16 @@ func (in *Input) Validate(needs Needs) error {
 	return nil
 }
 
-func checkSym(name string, k *mat.SymDense, n int) error {
-	if k == nil {
-		return inputErr("%s is missing", name)
-	}
-	if k.SymmetricDim() != n {
-		return inputErr("%s is %d x %d, want %d x %d", name, k.SymmetricDim(), k.SymmetricDim(), n, n)
-	}
-	// Only the upper triangle is the matrix: the storage below it is unused.
-	raw := k.RawSymmetric()
-	for i := 0; i < n; i++ {
-		if err := checkFinite(name, raw.Data[i*raw.Stride+i:i*raw.Stride+n]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // checkImplicit checks the size and the diagonal of an implicit kernel:
 // reading every entry would cost what storing it does.
-func checkImplicit(name string, k KernelMatrix, n int) error {
+func checkImplicit(name string, k kernelmath.KernelMatrix, n int) error {
 	if k == nil {
 		return inputErr("%s is missing", name)
 	}
 	if k.Dim() != n {
 		return inputErr("%s is %d x %d, want %d x %d", name, k.Dim(), k.Dim(), n, n)
 	}
-	return checkFinite(name+" (diagonal)", k.Diag())
-}
-
-func checkFinite(name string, data []float64) error {
-	// v - v is 0 for a finite v and NaN for NaN and the infinities: a
-	// branch-free sum over the data (four of them, so that the additions
-	// overlap), then a search only when it is NaN.
-	var s [4]float64
-	i := 0
-	for ; i+4 <= len(data); i += 4 {
-		s[0] += data[i] - data[i]
-		s[1] += data[i+1] - data[i+1]
-		s[2] += data[i+2] - data[i+2]
-		s[3] += data[i+3] - data[i+3]
-	}
-	for _, v := range data[i:] {
-		s[0] += v - v
-	}
-	if s[0]+s[1]+s[2]+s[3] == 0 {
-		return nil
-	}
-	for _, v := range data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return inputErr("%s contains %v", name, v)
-		}
-	}
-	return nil
+	return kernelmath.CheckFinite(name+" (diagonal)", k.Diag())
 }
 
 // Stats reports how a fit went.
@@ -328,11 +290,31 @@ type PairScorer interface {
 // ErrNotConverged is wrapped by the error of a fit that stopped (at its
 // iteration cap) before its convergence criterion held. Such a fit returns its
 // best output too, with Stats.Converged false, so that a caller may use it
-// knowingly; it is never returned without the error.
-var ErrNotConverged = errors.New("did not converge")
+// knowingly; it is never returned without the error. It is kernelmath's, so
+// that a solver's failure to converge is a fit's.
+var ErrNotConverged = kernelmath.ErrNotConverged
 
 // Learner learns from an Input. Fit must honour ctx cancellation inside its
 // iterations and be deterministic given its parameters (including any seed).
 type Learner interface {
 	Fit(ctx context.Context, in *Input) (*Output, error)
+}
+
+// DenseOutputMax is the largest n for which a weights learner given
+// implicit kernels forms Output.Kernel (8 n^2 bytes: 32 MB at 2,000).
+const DenseOutputMax = 2000
+
+// CombinedOutput returns sum_t weights[t] K_t over in's base kernels as the
+// stored Output.Kernel of a weights learner: always for stored kernels, for
+// implicit ones only up to DenseOutputMax points (nil above, where the
+// caller combines them itself with kernelmath.NewKernelSum).
+func CombinedOutput(in *Input, weights []float64) (*mat.SymDense, error) {
+	if len(in.Kernels) == 0 && in.N() > DenseOutputMax {
+		return nil, nil
+	}
+	sum, err := kernelmath.NewKernelSum(weights, in.BaseKernels())
+	if err != nil {
+		return nil, err
+	}
+	return kernelmath.KernelDense(sum), nil
 }

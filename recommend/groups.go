@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // The group scorers a model can rank groups by (Train chooses one on
@@ -82,7 +83,7 @@ func (m *Model) sums() *groupSums {
 				x[v] = 1
 			}
 			for _, k := range []struct {
-				op  learners.KernelMatrix
+				op  kernelmath.KernelMatrix
 				dst []float64
 			}{{m.regLap, s.regLap}, {m.combined, s.kernel}} {
 				if k.op == nil {

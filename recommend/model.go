@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -109,13 +110,13 @@ type Model struct {
 	ds       *social.Dataset
 	kernels  []social.NamedKernel // the base kernels, in weight order
 	weights  []float64
-	combined learners.KernelMatrix
+	combined kernelmath.KernelMatrix
 	strength *mklr.Model
 	scorer   string // what ranks friends: one of Scorers
 	// regLap is the regularised Laplacian of the view's friendships (not
 	// a base kernel: Options.Kernels); groupScorer ranks groups (one of
 	// GroupScorers), with groupWeights for GroupLearned.
-	regLap       learners.KernelMatrix
+	regLap       kernelmath.KernelMatrix
 	groupScorer  string
 	groupWeights []float64
 	relations               // the view's
@@ -343,7 +344,7 @@ func Learners() []string {
 // split separates the learned base kernels from the target (the
 // friendship matrix, or the groups kernel for TargetGroups) and from the
 // regularised Laplacian (nil when not built), which only scores groups.
-func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap learners.KernelMatrix, err error) {
+func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
@@ -370,7 +371,7 @@ func split(kernels []social.NamedKernel, view social.View, n int, target Target)
 }
 
 // combine fits the learner and forms the combined kernel sum_t theta_t K_t.
-func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.Spec, target learners.KernelMatrix) error {
+func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.Spec, target kernelmath.KernelMatrix) error {
 	in := &learners.Input{}
 	if spec.Needs&learners.AcceptImplicit != 0 {
 		for _, k := range m.kernels {
@@ -379,9 +380,9 @@ func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.S
 		in.TargetMatrix = target
 	} else {
 		for _, k := range m.kernels {
-			in.Kernels = append(in.Kernels, learners.KernelDense(k.K))
+			in.Kernels = append(in.Kernels, kernelmath.KernelDense(k.K))
 		}
-		in.Target = learners.KernelDense(target)
+		in.Target = kernelmath.KernelDense(target)
 	}
 	out, err := l.Fit(ctx, in)
 	switch {
@@ -403,7 +404,7 @@ func (m *Model) combine(ctx context.Context, l learners.Learner, spec learners.S
 	for t, k := range m.kernels {
 		m.stats.Weights = append(m.stats.Weights, KernelWeight{k.Name, out.Weights[t]})
 	}
-	m.combined, err = learners.NewKernelSum(m.weights, m.baseKernels())
+	m.combined, err = kernelmath.NewKernelSum(m.weights, m.baseKernels())
 	return err
 }
 
@@ -506,7 +507,7 @@ func (m *Model) ScoreAll(u int, dst []float64) { m.strength.ScoreAll(u, dst) }
 func (m *Model) StrengthModel() *mklr.Model { return m.strength }
 
 // Combined returns the combined kernel sum_t theta_t K^t.
-func (m *Model) Combined() learners.KernelMatrix { return m.combined }
+func (m *Model) Combined() kernelmath.KernelMatrix { return m.combined }
 
 // FriendsOf returns u's visible friends, sorted.
 func (m *Model) FriendsOf(u int) []int { return m.friends[u] }

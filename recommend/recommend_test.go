@@ -14,7 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/learners"
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -317,13 +318,13 @@ func (m *Model) rebuildKernels(ctx context.Context) error {
 		}
 		m.weights[t] = w.Weight
 	}
-	m.combined, err = learners.NewKernelSum(m.weights, m.baseKernels())
+	m.combined, err = kernelmath.NewKernelSum(m.weights, m.baseKernels())
 	return err
 }
 
 // baseKernels returns the base kernels' matrices, in weight order.
-func (m *Model) baseKernels() []learners.KernelMatrix {
-	ks := make([]learners.KernelMatrix, len(m.kernels))
+func (m *Model) baseKernels() []kernelmath.KernelMatrix {
+	ks := make([]kernelmath.KernelMatrix, len(m.kernels))
 	for t, k := range m.kernels {
 		ks[t] = k.K
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -70,7 +71,7 @@ func TestIntersectionOnNegativeFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, _ := Visual(cands)
-	want, _ := learners.HistogramIntersection(x) // the lookalikes are non-negative
+	want, _ := kernelmath.HistogramIntersection(x) // the lookalikes are non-negative
 	if !mat.EqualApprox(k, want, 1e-12) {
 		t.Fatal("intersection changed on non-negative features")
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	// The fixed strategies (raw, text, linear, poly, rbf, intersection)
 	// are plug-ins of the registry, as the learners are.
 	_ "github.com/kernelrank/kernelrank/learners/fixed"
@@ -54,15 +55,15 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		in := &learners.Input{}
 		var x *mat.Dense
 		var text *mat.SymDense
-		// The inputs live on learners.Scratch storage, handed back when
+		// The inputs live on kernelmath.Scratch storage, handed back when
 		// the fit is done (a learner does not keep its input), unless the
 		// kernel returned is one of them.
 		defer func() {
 			if x != nil {
-				learners.Release(x.RawMatrix().Data)
+				kernelmath.Release(x.RawMatrix().Data)
 			}
 			if text != nil && !sharesStorage(k, text) {
-				learners.ReleaseSym(text)
+				kernelmath.ReleaseSym(text)
 			}
 		}()
 		if src.visual {
@@ -81,7 +82,7 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 		}
 		if spec.Needs&learners.NeedKernels != 0 {
 			// Base kernels only for the learners that combine them.
-			in.Kernels = []*mat.SymDense{learners.Linear(x), text}
+			in.Kernels = []*mat.SymDense{kernelmath.Linear(x), text}
 		}
 		out, err := l.Fit(ctx, in)
 		if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {
@@ -125,9 +126,9 @@ func sharesStorage(k, t *mat.SymDense) bool {
 }
 
 // TextKernel returns the linear kernel of the candidates' tf-idf tag vectors,
-// on learners.Scratch storage (learners.ReleaseSym hands it back). The
+// on kernelmath.Scratch storage (kernelmath.ReleaseSym hands it back). The
 // vectors are first re-coded as compressed rows over the window's own
-// vocabulary, whose Gram matrix learners.SparseGramInto forms from the
+// vocabulary, whose Gram matrix kernelmath.SparseGramInto forms from the
 // products of the tags two candidates share.
 func TextKernel(cands []Candidate) *mat.SymDense {
 	n := len(cands)
@@ -163,19 +164,19 @@ func TextKernel(cands []Candidate) *mat.SymDense {
 			idx[ptr[i]+p], val[ptr[i]+p] = e.id, e.w
 		}
 	}
-	k := learners.ScratchSym(n)
-	learners.SparseGramInto(k, len(vocab), ptr, idx, val)
+	k := kernelmath.ScratchSym(n)
+	kernelmath.SparseGramInto(k, len(vocab), ptr, idx, val)
 	return k
 }
 
-// Visual stacks the candidates' visual vectors, on learners.Scratch storage
-// (learners.Release hands it back); they must all have one length.
+// Visual stacks the candidates' visual vectors, on kernelmath.Scratch storage
+// (kernelmath.Release hands it back); they must all have one length.
 func Visual(cands []Candidate) (*mat.Dense, error) {
 	d := len(cands[0].Visual)
-	x := mat.NewDense(len(cands), d, learners.Scratch(len(cands)*d))
+	x := mat.NewDense(len(cands), d, kernelmath.Scratch(len(cands)*d))
 	for i, c := range cands {
 		if len(c.Visual) != d {
-			learners.Release(x.RawMatrix().Data)
+			kernelmath.Release(x.RawMatrix().Data)
 			return nil, fmt.Errorf("candidate %s has %d visual features, candidate %s has %d", c.ID, len(c.Visual), cands[0].ID, d)
 		}
 		x.SetRow(i, c.Visual)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/features"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -268,7 +269,7 @@ func (p *Plan) Rerank(ctx context.Context, cands []Candidate, kernel KernelFunc)
 		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
 		info.Iterations = iter
 		results = explain(ranked, s, vr, opt)
-		learners.Release(s.RawMatrix().Data)
+		kernelmath.Release(s.RawMatrix().Data)
 		info.RankTime = time.Since(start)
 	}
 	for _, c := range rest {
@@ -290,11 +291,11 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
 // returning the scores, the column-stochastic matrix and the iteration count.
-// The matrix is on learners.Scratch storage: learners.Release(s.RawMatrix().Data)
+// The matrix is on kernelmath.Scratch storage: kernelmath.Release(s.RawMatrix().Data)
 // hands it back when done.
 func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
 	n := k.SymmetricDim()
-	s := mat.NewDense(n, n, learners.Scratch(n*n))
+	s := mat.NewDense(n, n, kernelmath.Scratch(n*n))
 	if affinity == "shift" || affinity == "gauss" {
 		stochastic(s, Affinity(k, affinity), false)
 	} else { // clip, fused into the normalisation
@@ -399,8 +400,8 @@ func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 		return out
 	case "gauss":
 		out := mat.NewSymDense(n, nil)
-		d := learners.KernelDistances(k)
-		sigma := learners.MeanOffDiagonal(d)
+		d := kernelmath.KernelDistances(k)
+		sigma := kernelmath.MeanOffDiagonal(d)
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
 				v := 1.0
@@ -412,7 +413,7 @@ func Affinity(k *mat.SymDense, kind string) *mat.SymDense {
 		}
 		return out
 	default: // clip
-		return learners.Clip(k)
+		return kernelmath.Clip(k)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/features"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -247,11 +248,11 @@ func TestTextKernelEqualsTagListMerges(t *testing.T) {
 		}
 		slices.SortFunc(lists[i], func(a, b entry) int { return a.id - b.id })
 	}
-	dirty := learners.ScratchSym(len(cands))
+	dirty := kernelmath.ScratchSym(len(cands))
 	for i := range dirty.RawSymmetric().Data {
 		dirty.RawSymmetric().Data[i] = math.NaN()
 	}
-	learners.ReleaseSym(dirty)
+	kernelmath.ReleaseSym(dirty)
 	k := TextKernel(cands)
 	raw := k.RawSymmetric()
 	for i := range cands {
@@ -296,11 +297,11 @@ func TestScoresClipFusedEqualsClippedCopy(t *testing.T) {
 	for i := range cands {
 		cands[i] = Candidate{ID: fmt.Sprint(i), TextScore: float64(n - i)}
 	}
-	dirty := learners.Scratch(n * n)
+	dirty := kernelmath.Scratch(n * n)
 	for i := range dirty {
 		dirty[i] = math.NaN()
 	}
-	learners.Release(dirty)
+	kernelmath.Release(dirty)
 	for _, p := range Priors {
 		want := Stochastic(Affinity(k, "clip"))
 		wantVR, wantIter := VisualRank(want, prior(cands, p), 0.85)
@@ -308,7 +309,7 @@ func TestScoresClipFusedEqualsClippedCopy(t *testing.T) {
 		if !mat.Equal(s, want) || !slices.Equal(vr, wantVR) || iter != wantIter {
 			t.Fatalf("prior %s: fused clip differs from Stochastic(Affinity(K, clip))", p)
 		}
-		learners.Release(s.RawMatrix().Data)
+		kernelmath.Release(s.RawMatrix().Data)
 	}
 }
 

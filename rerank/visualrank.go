@@ -20,7 +20,7 @@ func Stochastic(a *mat.SymDense) *mat.Dense {
 }
 
 // stochastic writes Stochastic(a) into s (n x n, every entry overwritten)
-// and returns it; with clip, Stochastic(learners.Clip(a)), reading each
+// and returns it; with clip, Stochastic(kernelmath.Clip(a)), reading each
 // max(a_ij, 0) where it is used rather than from a clipped copy.
 func stochastic(s *mat.Dense, a *mat.SymDense, clip bool) *mat.Dense {
 	n := a.SymmetricDim()

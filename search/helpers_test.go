@@ -7,7 +7,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/dataset"
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 )
 
 // corelIndex builds a real index of Corel5k in a temporary directory: 5,000

@@ -19,7 +19,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
 )

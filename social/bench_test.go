@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 var benchData = []string{"ego-facebook", "blogcatalog"}
@@ -46,10 +46,10 @@ func BenchmarkKernel(b *testing.B) {
 					ks, _ = BuildKernels(context.Background(), ds, ds.FullView(), opts)
 				}
 				k := ks[0].K
-				if s, ok := k.(*learners.ScaledKernel); ok {
+				if s, ok := k.(*kernelmath.ScaledKernel); ok {
 					k = s.Base()
 				}
-				if g, ok := k.(*learners.Gram); ok {
+				if g, ok := k.(*kernelmath.Gram); ok {
 					b.ReportMetric(float64(g.FactorNNZ()), "nnzX")
 				}
 				if kernel != KernelRegLaplacian {
@@ -60,7 +60,7 @@ func BenchmarkKernel(b *testing.B) {
 	}
 }
 
-func countNonzeros(k learners.KernelMatrix) int {
+func countNonzeros(k kernelmath.KernelMatrix) int {
 	row := make([]float64, k.Dim())
 	nnz := 0
 	for i := range row {
@@ -111,7 +111,7 @@ func BenchmarkInnerProducts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var list []learners.KernelMatrix
+		var list []kernelmath.KernelMatrix
 		for _, k := range ks {
 			if k.Name != KernelRegLaplacian {
 				list = append(list, k.K)
@@ -121,7 +121,7 @@ func BenchmarkInnerProducts(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := learners.KernelInnerProducts(context.Background(), list, true); err != nil {
+				if _, err := kernelmath.KernelInnerProducts(context.Background(), list, true); err != nil {
 					b.Fatal(err)
 				}
 			}

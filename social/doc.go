@@ -8,7 +8,7 @@
 // default.
 //
 // Users are indexed 0..n-1 in natural order of their ids (digit runs compare
-// as numbers, so "2" < "10"). Kernels are learners.KernelMatrix values: none
+// as numbers, so "2" < "10"). Kernels are kernelmath.KernelMatrix values: none
 // of them forms an n x n matrix unless it is small (see BuildKernels), so the
 // package scales to BlogCatalog's 10,312 users.
 package social

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // The base kernels over users. The first seven are those of section 7.2.2
@@ -85,21 +85,21 @@ type KernelOptions struct {
 // NamedKernel is one base kernel over the users of a data set. K is safe
 // for concurrent use. Its concrete type:
 //
-//   - *learners.Gram, the factored X X^T: groups, friends, location, faves,
+//   - *kernelmath.Gram, the factored X X^T: groups, friends, location, faves,
 //     textual, adamic-adar, and comments in default mode;
-//   - *learners.SparseSym: comments in thesis mode (the count matrix);
-//   - learners.DenseKernel: visual up to VisualDenseMax users; above, a
-//     cosine-normalised *learners.LowRank (unit diagonal like the exact);
-//   - *learners.RegLaplacian: reg-laplacian;
+//   - *kernelmath.SparseSym: comments in thesis mode (the count matrix);
+//   - kernelmath.DenseKernel: visual up to VisualDenseMax users; above, a
+//     cosine-normalised *kernelmath.LowRank (unit diagonal like the exact);
+//   - *kernelmath.RegLaplacian: reg-laplacian;
 //
-// wrapped, in default mode, in a constant-scaling *learners.ScaledKernel
+// wrapped, in default mode, in a constant-scaling *kernelmath.ScaledKernel
 // and in cosine mode in a cosine-normalising one (all but textual, visual
 // and reg-laplacian, whose diagonals are already 1 or bounded), and in
-// thesis mode in the row-scaling *learners.ScaledKernel, shifted when not
+// thesis mode in the row-scaling *kernelmath.ScaledKernel, shifted when not
 // PSD (ScaledKernel.Base gives the kernel before preprocessing).
 type NamedKernel struct {
 	Name string
-	K    learners.KernelMatrix
+	K    kernelmath.KernelMatrix
 	// PSD is the thesis-mode check; nil in default mode.
 	PSD *PSDCheck
 }
@@ -209,7 +209,7 @@ func BuildKernels(ctx context.Context, ds *Dataset, view View, opts KernelOption
 // 0 for users without the modality) or bounded, so that the default mode
 // leaves the kernel as it is.
 type base struct {
-	k       learners.KernelMatrix
+	k       kernelmath.KernelMatrix
 	unit    bool
 	missing string
 }
@@ -265,15 +265,15 @@ func (in *kernelInput) gram(missing string, m int, pairs [][2]int, weight []floa
 	if len(pairs) == 0 {
 		return base{missing: missing}, nil
 	}
-	t := make([]learners.Triplet, len(pairs))
+	t := make([]kernelmath.Triplet, len(pairs))
 	for k, p := range pairs {
 		v := 1.0
 		if weight != nil {
 			v = weight[p[1]]
 		}
-		t[k] = learners.Triplet{I: p[0], J: p[1], V: v}
+		t[k] = kernelmath.Triplet{I: p[0], J: p[1], V: v}
 	}
-	g, err := learners.NewGram(in.ds.N(), m, t)
+	g, err := kernelmath.NewGram(in.ds.N(), m, t)
 	return base{k: g}, err
 }
 
@@ -346,7 +346,7 @@ func (in *kernelInput) regLaplacian() (base, error) {
 	if err != nil {
 		return base{}, err
 	}
-	rl, err := learners.NewRegLaplacian(adj, in.opts.Gamma, in.opts.CGTol)
+	rl, err := kernelmath.NewRegLaplacian(adj, in.opts.Gamma, in.opts.CGTol)
 	return base{k: rl, unit: true}, err
 }
 
@@ -390,7 +390,7 @@ func (in *kernelInput) textual() (base, error) {
 	if len(users) == 0 {
 		return base{missing: "tags"}, nil
 	}
-	var t []learners.Triplet
+	var t []kernelmath.Triplet
 	for k, i := range users {
 		start := len(t)
 		norm := 0.0
@@ -398,7 +398,7 @@ func (in *kernelInput) textual() (base, error) {
 		for _, c := range cols {
 			v := rowTF[k][c] * math.Log(float64(n)/float64(docFreq[c]))
 			if v != 0 {
-				t = append(t, learners.Triplet{I: i, J: c, V: v})
+				t = append(t, kernelmath.Triplet{I: i, J: c, V: v})
 				norm += v * v
 			}
 		}
@@ -406,7 +406,7 @@ func (in *kernelInput) textual() (base, error) {
 			t[p].V /= math.Sqrt(norm)
 		}
 	}
-	g, err := learners.NewGram(n, len(column), t)
+	g, err := kernelmath.NewGram(n, len(column), t)
 	return base{k: g, unit: true}, err
 }
 
@@ -434,22 +434,22 @@ func (in *kernelInput) comments() (base, error) {
 		count[[2]int{min(c.Author, c.Owner), max(c.Author, c.Owner)}] += float64(c.Count)
 	}
 	pairs := sortedKeys(count)
-	var t []learners.Triplet
+	var t []kernelmath.Triplet
 	for e, p := range pairs {
 		if in.opts.Mode == ModeThesis {
-			t = append(t, learners.Triplet{I: p[0], J: p[1], V: count[p]})
+			t = append(t, kernelmath.Triplet{I: p[0], J: p[1], V: count[p]})
 			continue
 		}
 		v := math.Sqrt(count[p])
-		t = append(t, learners.Triplet{I: p[0], J: e, V: v})
+		t = append(t, kernelmath.Triplet{I: p[0], J: e, V: v})
 		if p[1] != p[0] {
-			t = append(t, learners.Triplet{I: p[1], J: e, V: v})
+			t = append(t, kernelmath.Triplet{I: p[1], J: e, V: v})
 		}
 	}
 	if in.opts.Mode == ModeThesis {
-		s, err := learners.NewSparseSym(n, t)
+		s, err := kernelmath.NewSparseSym(n, t)
 		return base{k: s}, err
 	}
-	g, err := learners.NewGram(n, len(pairs), t)
+	g, err := kernelmath.NewGram(n, len(pairs), t)
 	return base{k: g}, err
 }

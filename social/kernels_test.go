@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // tinySocial has five users u1..u5 (indices 0..4) and every modality:
@@ -46,10 +46,10 @@ func loadTiny(t *testing.T) *Dataset {
 
 // checkDense compares a kernel with a 5 x 5 matrix given by its upper
 // triangle (row by row).
-func checkDense(t *testing.T, name string, k learners.KernelMatrix, upper []float64, tol float64) {
+func checkDense(t *testing.T, name string, k kernelmath.KernelMatrix, upper []float64, tol float64) {
 	t.Helper()
 	n := k.Dim()
-	got := learners.KernelDense(k)
+	got := kernelmath.KernelDense(k)
 	p := 0
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
@@ -71,7 +71,7 @@ func TestBaseKernelsByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := func(name string) learners.KernelMatrix {
+	raw := func(name string) kernelmath.KernelMatrix {
 		b, err := in.build(name)
 		if err != nil || b.k == nil {
 			t.Fatalf("%s: %v (missing %q)", name, err, b.missing)
@@ -188,8 +188,8 @@ func TestCosineModeByHand(t *testing.T) {
 		1, 0,
 		0}, 1e-12)
 	for name, want := range map[string]string{
-		KernelFriends: "*learners.ScaledKernel", KernelTextual: "*learners.Gram",
-		KernelVisual: "learners.DenseKernel", KernelRegLaplacian: "*learners.RegLaplacian",
+		KernelFriends: "*kernelmath.ScaledKernel", KernelTextual: "*kernelmath.Gram",
+		KernelVisual: "kernelmath.DenseKernel", KernelRegLaplacian: "*kernelmath.RegLaplacian",
 	} {
 		if got := fmt.Sprintf("%T", byName[name].K); got != want {
 			t.Errorf("%s is a %s, want %s", name, got, want)
@@ -224,7 +224,7 @@ func TestDefaultModeByHand(t *testing.T) {
 		0.625, 0,
 		0}, 1e-12)
 	for name, want := range map[string]string{
-		KernelTextual: "*learners.Gram", KernelVisual: "learners.DenseKernel", KernelRegLaplacian: "*learners.RegLaplacian",
+		KernelTextual: "*kernelmath.Gram", KernelVisual: "kernelmath.DenseKernel", KernelRegLaplacian: "*kernelmath.RegLaplacian",
 	} {
 		if got := fmt.Sprintf("%T", byName[name].K); got != want {
 			t.Errorf("%s is a %s, want %s (left as built)", name, got, want)
@@ -280,8 +280,8 @@ func TestThesisModeByHand(t *testing.T) {
 		1 + sh, 0, 0,
 		sh, 0,
 		sh}, 1e-9)
-	if _, ok := c.K.(*learners.ScaledKernel).Base().(*learners.SparseSym); !ok {
-		t.Errorf("thesis comments base is %T, want the count matrix", c.K.(*learners.ScaledKernel).Base())
+	if _, ok := c.K.(*kernelmath.ScaledKernel).Base().(*kernelmath.SparseSym); !ok {
+		t.Errorf("thesis comments base is %T, want the count matrix", c.K.(*kernelmath.ScaledKernel).Base())
 	}
 }
 
@@ -354,10 +354,10 @@ func TestVisualRandomFeaturesApproximateExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := approx[0].K.(*learners.ScaledKernel).Base().(*learners.LowRank); !ok {
+	if _, ok := approx[0].K.(*kernelmath.ScaledKernel).Base().(*kernelmath.LowRank); !ok {
 		t.Fatalf("5 users above VisualDenseMax 4 gave a %T", approx[0].K)
 	}
-	e, a := learners.KernelDense(exact[0].K), learners.KernelDense(approx[0].K)
+	e, a := kernelmath.KernelDense(exact[0].K), kernelmath.KernelDense(approx[0].K)
 	var diff mat.Dense
 	diff.Sub(e, a)
 	// Entries of 20000 random features are within a few 1/sqrt(20000) = 0.007.

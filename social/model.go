@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // Dataset is a set of users and their relations. Users are sorted by ID in
@@ -105,12 +105,12 @@ func (ds *Dataset) FullView() View {
 // FriendMatrix returns the 0/1 adjacency matrix of the friendships among n
 // users (the target of the friend task). Repeated pairs, in either
 // orientation, count once; self-loops and indices outside [0, n) are errors.
-func FriendMatrix(n int, friends [][2]int) (*learners.SparseSym, error) {
+func FriendMatrix(n int, friends [][2]int) (*kernelmath.SparseSym, error) {
 	pairs, err := uniquePairs(n, n, friends, true)
 	if err != nil {
 		return nil, fmt.Errorf("social: friends: %w", err)
 	}
-	return learners.NewSparseSym(n, tripletsOf(pairs))
+	return kernelmath.NewSparseSym(n, tripletsOf(pairs))
 }
 
 // uniquePairs validates pairs against [0, rows) x [0, cols) and returns them
@@ -142,10 +142,10 @@ func comparePairs(a, b [2]int) int {
 }
 
 // tripletsOf gives every pair the value 1.
-func tripletsOf(pairs [][2]int) []learners.Triplet {
-	t := make([]learners.Triplet, len(pairs))
+func tripletsOf(pairs [][2]int) []kernelmath.Triplet {
+	t := make([]kernelmath.Triplet, len(pairs))
 	for k, p := range pairs {
-		t[k] = learners.Triplet{I: p[0], J: p[1], V: 1}
+		t[k] = kernelmath.Triplet{I: p[0], J: p[1], V: 1}
 	}
 	return t
 }

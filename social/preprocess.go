@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // Thesis-mode PSD test: a smallest eigenvalue below -psdTol (entries are at
@@ -42,7 +43,7 @@ func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (N
 	case b.unit && opts.Mode != ModeThesis:
 		return NamedKernel{Name: name, K: b.k}, nil
 	case opts.Mode == ModeCosine:
-		return NamedKernel{Name: name, K: learners.CosineScaled(b.k)}, nil
+		return NamedKernel{Name: name, K: kernelmath.CosineScaled(b.k)}, nil
 	case opts.Mode == ModeDefault:
 		diag := b.k.Diag()
 		tr := floats.Sum(diag)
@@ -53,10 +54,10 @@ func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (N
 		for i := range c {
 			c[i] = float64(len(diag)) / tr
 		}
-		s, err := learners.RowScaled(b.k, c) // a constant scale: PSD kept
+		s, err := kernelmath.RowScaled(b.k, c) // a constant scale: PSD kept
 		return NamedKernel{Name: name, K: s}, err
 	}
-	rowMax, err := learners.KernelRowMax(ctx, b.k)
+	rowMax, err := kernelmath.KernelRowMax(ctx, b.k)
 	if err != nil {
 		return NamedKernel{}, err
 	}
@@ -66,7 +67,7 @@ func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (N
 			d[i] = 1 / m
 		}
 	}
-	s, err := learners.RowScaled(b.k, d)
+	s, err := kernelmath.RowScaled(b.k, d)
 	if err != nil {
 		return NamedKernel{}, err
 	}
@@ -86,8 +87,8 @@ func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (N
 // (converged to 1e-8 relative to the largest eigenvalue, or the best after
 // lanczosMaxIter steps) and the residual ||K v - theta v|| of its Ritz
 // vector. A Ritz value is never below the smallest eigenvalue.
-func smallestEigenvalue(k learners.KernelMatrix, seed uint64) (theta, residual float64, err error) {
-	vals, vecs, err := learners.TopK(k, 1, learners.Smallest, learners.LanczosOptions{
+func smallestEigenvalue(k kernelmath.KernelMatrix, seed uint64) (theta, residual float64, err error) {
+	vals, vecs, err := kernelmath.TopK(k, 1, kernelmath.Smallest, kernelmath.LanczosOptions{
 		Tol: 1e-8, MaxIter: lanczosMaxIter, Seed: seed,
 	})
 	if err != nil && !errors.Is(err, learners.ErrNotConverged) || vals == nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // TestDefaultKernelsPSDOnRealGraphs checks by Lanczos that the default-mode
@@ -85,7 +85,7 @@ func TestThesisModePitfallsOnRealGraphs(t *testing.T) {
 					near(t, c.name+" thesis friends entry", k.K.At(i, j), float64(cn)*(1/di+1/dj)/2, 1e-12)
 				}
 			}
-			m, err := learners.KernelInnerProducts(context.Background(), []learners.KernelMatrix{k.K, y}, true)
+			m, err := kernelmath.KernelInnerProducts(context.Background(), []kernelmath.KernelMatrix{k.K, y}, true)
 			if err != nil {
 				t.Fatal(err)
 			}

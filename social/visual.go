@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // sigmaPairs is the number of random user pairs the bandwidth of the
@@ -55,7 +55,7 @@ func (in *kernelInput) visual() (base, error) {
 	n := in.ds.N()
 	rng := rand.New(rand.NewPCG(in.opts.Seed, 0x5eed))
 	if n <= in.opts.VisualDenseMax {
-		d2 := learners.SqDistances(x)
+		d2 := kernelmath.SqDistances(x)
 		inv := invSquare(meanDistance(len(users), d2.At, math.MaxInt, rng))
 		k := mat.NewSymDense(n, nil)
 		for a, i := range users {
@@ -63,7 +63,7 @@ func (in *kernelInput) visual() (base, error) {
 				k.SetSym(i, users[b], math.Exp(-d2.At(a, b)*inv))
 			}
 		}
-		return base{k: learners.DenseKernel{K: k}, unit: true}, nil
+		return base{k: kernelmath.DenseKernel{K: k}, unit: true}, nil
 	}
 	sqDist := func(a, b int) float64 {
 		d := 0.0
@@ -96,7 +96,7 @@ func (in *kernelInput) visual() (base, error) {
 		}
 	}
 	// Unit diagonal like the exact RBF it approximates, in every mode.
-	return base{k: learners.CosineScaled(learners.NewLowRank(z)), unit: true}, nil
+	return base{k: kernelmath.CosineScaled(kernelmath.NewLowRank(z)), unit: true}, nil
 }
 
 // invSquare returns 1/sigma^2, or 0 when sigma is 0 (all users alike: the

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"syscall"
 
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 )
 
 const usage = `kernelrank: image search re-ranked by learned kernels.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/dataset"
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 )
 
 func p10(rows []Row, method string) (best float64) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
-	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/influence"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/tlk"
 	"gonum.org/v1/gonum/mat"
 )
@@ -307,7 +307,7 @@ func svmScore(ctx context.Context, ktr, kte *mat.Dense, ytr, yte []int, c float6
 	for i, y := range ytr {
 		pm[i] = 2*y - 1
 	}
-	model, err := learners.TrainSVM(ctx, k, pm, learners.SVMOptions{C: c})
+	model, err := kernelmath.TrainSVM(ctx, k, pm, kernelmath.SVMOptions{C: c})
 	if err != nil {
 		return 0, err
 	}
@@ -378,7 +378,7 @@ func influenceKernels(x *mat.Dense) (raw, normalised []*mat.SymDense) {
 				sym.SetSym(i, j, k.At(i, j))
 			}
 		}
-		raw, normalised = append(raw, sym), append(normalised, learners.NormalizeCosine(sym))
+		raw, normalised = append(raw, sym), append(normalised, kernelmath.NormalizeCosine(sym))
 	}
 	return raw, normalised
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 	"gonum.org/v1/gonum/mat"
 )
@@ -79,17 +80,17 @@ func clusterRep(ctx context.Context, accTable, timeTable, name string, d *labell
 		if !slices.Contains(methods, method) {
 			continue
 		}
-		opt := learners.KMeansOptions{Seed: seed}
+		opt := kernelmath.KMeansOptions{Seed: seed}
 		if method == "ck-means" {
 			opt.MustLink, opt.CannotLink = must, cannot
 		}
-		c, err := learners.KMeans(ctx, d.x, d.classes, opt)
+		c, err := kernelmath.KMeans(ctx, d.x, d.classes, opt)
 		if err != nil {
 			return res, fmt.Errorf("%s %s: %w", name, method, err)
 		}
 		add(accTable, method, metricAccuracy, metrics.PairwiseAccuracy(d.labels, c.Labels))
 	}
-	base := learners.Linear(d.x)
+	base := kernelmath.Linear(d.x)
 	for _, loss := range clusterLosses {
 		method := "simplenpkl-" + lossShort[loss]
 		if !slices.Contains(methods, method) {
@@ -112,7 +113,7 @@ func clusterRep(ctx context.Context, accTable, timeTable, name string, d *labell
 		case !out.Stats.Converged:
 			res.unconverged = append(res.unconverged, fitEvent{accTable, method, params(loss), nil})
 		}
-		kk, err := learners.KernelKMeans(ctx, out.Kernel, d.classes, learners.KMeansOptions{Seed: seed})
+		kk, err := kernelmath.KernelKMeans(ctx, out.Kernel, d.classes, kernelmath.KMeansOptions{Seed: seed})
 		if err != nil {
 			return res, fmt.Errorf("%s %s kernel k-means: %w", name, method, err)
 		}

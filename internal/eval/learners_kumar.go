@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mvspectral"
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,7 +23,7 @@ import (
 // digits (2,000 digits, 10 classes), one Gaussian kernel per view with the
 // median distance as sigma (mvspectral.GaussianMedian); the fourier +
 // factors pair of the thesis' Tables 3.3 / 4.1 and all six views. Every
-// method gives an embedding, then k-means (learners.KMeans, one k-means++
+// method gives an embedding, then k-means (kernelmath.KMeans, one k-means++
 // start, [C]'s 'sample' start being uniform rows) is run 20 times with
 // fresh seeds, and each metric is the mean (std) over the 20 runs, as the
 // thesis. The best single view and the co-regularisation lambda are chosen
@@ -212,8 +213,8 @@ func (f *mvFit) run(ctx context.Context, r *runner, reps int) error {
 	}
 	f.scores = map[string][]float64{}
 	for run := range reps {
-		c, err := learners.KMeans(ctx, out.Embedding, f.set.classes,
-			learners.KMeansOptions{Restarts: 1, Seed: r.seedFor(f.set.name+"/kmeans", run)})
+		c, err := kernelmath.KMeans(ctx, out.Embedding, f.set.classes,
+			kernelmath.KMeansOptions{Restarts: 1, Seed: r.seedFor(f.set.name+"/kmeans", run)})
 		if err != nil {
 			return fmt.Errorf("%s %s: k-means: %w", f.set.name, f.method, err)
 		}

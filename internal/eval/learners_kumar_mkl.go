@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/tsmkl"
 	"gonum.org/v1/gonum/mat"
 )
@@ -48,19 +49,19 @@ const (
 func settingA(z *mat.Dense) []*mat.SymDense {
 	var ks []*mat.SymDense
 	for e := -10; e <= -2; e++ {
-		ks = append(ks, learners.RBF(z, 1/math.Pow(2, float64(e))))
+		ks = append(ks, kernelmath.RBF(z, 1/math.Pow(2, float64(e))))
 	}
 	for _, q := range []int{2, 3, 4} {
-		ks = append(ks, learners.Polynomial(z, q, 1))
+		ks = append(ks, kernelmath.Polynomial(z, q, 1))
 	}
-	return append(ks, learners.Linear(z))
+	return append(ks, kernelmath.Linear(z))
 }
 
 func perFeature(z *mat.Dense) []*mat.SymDense {
 	n, d := z.Dims()
 	ks := make([]*mat.SymDense, d)
 	for f := range d {
-		ks[f] = learners.Linear(z.Slice(0, n, f, f+1).(*mat.Dense))
+		ks[f] = kernelmath.Linear(z.Slice(0, n, f, f+1).(*mat.Dense))
 	}
 	return ks
 }
@@ -110,7 +111,7 @@ func (s *kumarSplit) cv(ctx context.Context, k *mat.SymDense) (float64, float64,
 				}
 			}
 			acc, err := s.eval.svmTest(ctx, k, fit, val, c)
-			if err != nil && !errors.Is(err, learners.ErrSVMNotConverged) {
+			if err != nil && !errors.Is(err, kernelmath.ErrSVMNotConverged) {
 				return 0, 0, err
 			}
 			correct += acc * float64(len(fold))
@@ -332,8 +333,8 @@ func runTwoCircles(ctx context.Context, r *runner, out map[string]*LearnersTable
 		if err != nil {
 			return err
 		}
-		svm, err := learners.TrainSVM(ctx, fit.Kernel, y, learners.SVMOptions{C: 1000})
-		if err != nil && !errors.Is(err, learners.ErrSVMNotConverged) {
+		svm, err := kernelmath.TrainSVM(ctx, fit.Kernel, y, kernelmath.SVMOptions{C: 1000})
+		if err != nil && !errors.Is(err, kernelmath.ErrSVMNotConverged) {
 			return err
 		}
 		correct := 0

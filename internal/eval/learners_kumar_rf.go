@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kernelrank/kernelrank/learners/forest"
+	"github.com/kernelrank/kernelrank/learners/kit/forest"
 	"github.com/kernelrank/kernelrank/learners/tsmkl"
 	"gonum.org/v1/gonum/mat"
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/pfskl"
 	"gonum.org/v1/gonum/mat"
 )
@@ -257,7 +258,7 @@ func maoSplit(ctx context.Context, set maoSet, sp *pfskl.Spectrum, lap *lapRLS, 
 			rep.acc[m], rep.sklPair = score(pred), pair
 		case "svm":
 			_, dim := set.d.x.Dims()
-			k := learners.RBF(set.d.x, float64(dim))
+			k := kernelmath.RBF(set.d.x, float64(dim))
 			kl := subSym(k, lab)
 			for _, c := range svmCGrid {
 				begin := time.Now()
@@ -327,7 +328,7 @@ func svmPredict(ctx context.Context, k, kl *mat.SymDense, lab, unl, labels []int
 		for r := range yl {
 			yl[r] = 2*yl[r] - 1
 		}
-		m, err := learners.TrainSVM(ctx, kl, yl, learners.SVMOptions{C: c})
+		m, err := kernelmath.TrainSVM(ctx, kl, yl, kernelmath.SVMOptions{C: c})
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +340,7 @@ func svmPredict(ctx context.Context, k, kl *mat.SymDense, lab, unl, labels []int
 		}
 		return pred, nil
 	}
-	m, err := learners.TrainOVR(ctx, kl, yl, learners.SVMOptions{C: c})
+	m, err := kernelmath.TrainOVR(ctx, kl, yl, kernelmath.SVMOptions{C: c})
 	if err != nil {
 		return nil, err
 	}
@@ -481,14 +482,14 @@ func lapKernel(x *mat.Dense) *mat.SymDense {
 		sigma += mat.Norm(x.RowView(i), 2)
 	}
 	sigma /= float64(n)
-	return learners.RBF(x, 2*sigma*sigma)
+	return kernelmath.RBF(x, 2*sigma*sigma)
 }
 
 // newLapRLS factors K = R R^T and T = R^T L^p R = W Theta W^T,
 // L^p = U diag(gamma^p) U^T from the spectrum, and keeps P = R W and Theta.
 // O(n^3): two eigendecompositions and three products.
 func newLapRLS(x *mat.Dense, sp *pfskl.Spectrum, p int) (*lapRLS, error) {
-	vals, v, err := learners.Eigen(lapKernel(x))
+	vals, v, err := kernelmath.Eigen(lapKernel(x))
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +515,7 @@ func newLapRLS(x *mat.Dense, sp *pfskl.Spectrum, p int) (*lapRLS, error) {
 	b.Mul(r.T(), ug)
 	t := mat.NewSymDense(n-lo, nil)
 	t.SymOuterK(1, &b)
-	theta, w, err := learners.Eigen(t)
+	theta, w, err := kernelmath.Eigen(t)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -20,7 +21,7 @@ import (
 // train/test split; features standardised with the training mean and
 // deviation; the base kernels of Xu et al. (Gaussians of 10 widths and
 // polynomials of degree 1-3 on all features and on each one,
-// learners.MKLBaseKernels) over all points, each divided by the trace of
+// kernelmath.MKLBaseKernels) over all points, each divided by the trace of
 // its training block (the training scalar applied to test rows, spec 1.1).
 // 2LMKL^Inf starts from the 13 of them on all features and adds Gaussians
 // itself (thesis 4.5.1, spec 4.3).
@@ -68,7 +69,7 @@ type mklMethod struct {
 	// objects); for a Gaussian, {"sigma": s}.
 	grid func(spec learners.Spec) []string
 	kpca bool // Table 5.3: scored by KPCA + 5-NN, no SVM
-	// allFeatures gives the learner only the learners.MKLGroupSize base
+	// allFeatures gives the learner only the kernelmath.MKLGroupSize base
 	// kernels on all features: 2LMKL^Inf's initial antecedent layer
 	// (thesis 4.5.1, spec 4.3), which its column generation extends.
 	allFeatures bool
@@ -334,7 +335,7 @@ type fitted struct {
 // standardizeOn z-scores every row of x with the statistics of the given rows.
 func standardizeOn(x *mat.Dense, rows []int) *mat.Dense {
 	n, cols := x.Dims()
-	_, mean, std := learners.Standardize(rowsOf(x, rows))
+	_, mean, std := kernelmath.Standardize(rowsOf(x, rows))
 	z := mat.NewDense(n, cols, nil)
 	for i := range n {
 		for f := range cols {
@@ -355,8 +356,8 @@ func newMKLSplit(d *labelled, seed uint64) *mklSplit {
 		s.y[i] = 2*l - 1
 	}
 	s.z = standardizeOn(d.x, s.train)
-	s.sqd = learners.SqDistances(s.z)
-	s.base = learners.MKLBaseKernels(s.z)
+	s.sqd = kernelmath.SqDistances(s.z)
+	s.base = kernelmath.MKLBaseKernels(s.z)
 	for _, k := range s.base {
 		tr := 0.0
 		for _, i := range s.train {
@@ -472,7 +473,7 @@ func (s *mklSplit) kernel(ctx context.Context, m mklMethod, params string, fit [
 	}
 	base := s.base
 	if m.allFeatures {
-		base = s.base[:learners.MKLGroupSize]
+		base = s.base[:kernelmath.MKLGroupSize]
 	}
 	in := &learners.Input{}
 	if spec.Needs&learners.NeedKernels != 0 {
@@ -658,7 +659,7 @@ func (s *mklSplit) svmTest(ctx context.Context, k *mat.SymDense, train, test []i
 	for i, p := range train {
 		y[i] = s.y[p]
 	}
-	model, err := learners.TrainSVM(ctx, subSym(k, train), y, learners.SVMOptions{C: c})
+	model, err := kernelmath.TrainSVM(ctx, subSym(k, train), y, kernelmath.SVMOptions{C: c})
 	if err != nil {
 		return 0, err
 	}
@@ -734,7 +735,7 @@ func kpca(k *mat.SymDense, train []int, dims int) (*mat.Dense, error) {
 			kc.SetSym(a, b, centred(i, train[b]))
 		}
 	}
-	vals, vecs, err := learners.Eigen(kc)
+	vals, vecs, err := kernelmath.Eigen(kc)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -308,7 +309,7 @@ func TestKPCALinearKeepsDistances(t *testing.T) {
 		x.Set(i, 1, rng.NormFloat64()+1)
 	}
 	train := rng.Perm(30)[:15]
-	emb, err := kpca(learners.Linear(x), train, 2)
+	emb, err := kpca(kernelmath.Linear(x), train, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func TestLearnersMethodRepeated(t *testing.T) {
 }
 
 // 2LMKL^Inf (and only it) starts from the 13 base kernels on all features
-// (thesis 4.5.1): a method marked so gets learners.MKLBaseKernels' first 13,
+// (thesis 4.5.1): a method marked so gets kernelmath.MKLBaseKernels' first 13,
 // here seen through the uniform average, and a plain one all 13 (d+1).
 func TestMKLAllFeatureKernels(t *testing.T) {
 	for _, m := range methods42 {

@@ -16,6 +16,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -192,7 +193,7 @@ func graphScorers(adj [][]int) []scorer {
 
 // kernelScorer ranks by one row of a kernel; single base kernels are named
 // "kernel/NAME" to keep them apart from the baselines.
-func kernelScorer(name string, k learners.KernelMatrix) scorer {
+func kernelScorer(name string, k kernelmath.KernelMatrix) scorer {
 	return scorer{name: name, score: func(u int, score []float64) { k.Row(u, score) }}
 }
 
@@ -202,7 +203,7 @@ func kernelScorer(name string, k learners.KernelMatrix) scorer {
 // combined kernel alone, scored by asKernel) and "NAME+mklr" (scored by
 // strength).
 func recommenderScorers(ctx context.Context, ds *social.Dataset, view social.View, target recommend.Target, task string, cfg SocialConfig, rep *SocialReport, progress io.Writer,
-	asKernel func(name string, k learners.KernelMatrix) scorer, strength func(m *recommend.Model) func(u int, score []float64)) ([]scorer, error) {
+	asKernel func(name string, k kernelmath.KernelMatrix) scorer, strength func(m *recommend.Model) func(u int, score []float64)) ([]scorer, error) {
 	var out []scorer
 	names := cfg.Learners
 	if len(names) == 0 {
@@ -404,7 +405,7 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	}
 	if hasGroups {
 		learned, err := recommenderScorers(ctx, ds, view, recommend.TargetGroups, "groups", cfg, rep, progress,
-			func(name string, k learners.KernelMatrix) scorer { return vote(name, k.Row) },
+			func(name string, k kernelmath.KernelMatrix) scorer { return vote(name, k.Row) },
 			func(m *recommend.Model) func(int, []float64) { return m.GroupScores })
 		if err != nil {
 			return err

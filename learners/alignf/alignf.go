@@ -11,11 +11,11 @@
 //
 //	theta* = argmin_{theta >= 0} theta' M theta - 2 theta' a.
 //
-// That non-negative QP is solved exactly by learners.NonNegQP (an active-set
+// That non-negative QP is solved exactly by kernelmath.NonNegQP (an active-set
 // method, in the equivalent form 1/2 theta'M theta - a'theta), never as the
 // unconstrained M^-1 a, which gives negative weights whenever a kernel is
 // redundant given the others. M and a come from one parallel sweep over the
-// rows of the kernels and the target (learners.KernelInnerProducts), so
+// rows of the kernels and the target (kernelmath.KernelInnerProducts), so
 // implicit kernels (sparse, factored, low-rank) are never formed: memory is
 // O(p n) a worker, time is that of every row of every kernel plus
 // n^2 p(p+1)/2 flops.
@@ -30,7 +30,7 @@
 //     centring is how alignment is measured, not part of the combination),
 //     formed densely when the kernels were given dense or n <= DenseOutputMax;
 //     for larger implicit inputs it is nil, and the caller combines the
-//     kernels it holds with learners.NewKernelSum(out.Weights, in.BaseKernels()),
+//     kernels it holds with kernelmath.NewKernelSum(out.Weights, in.BaseKernels()),
 //     which never forms the n x n matrix;
 //   - Stats: Objective = the alignment reached (in [-1, 1]; not a loss),
 //     Iterations = the QP's, Converged = the QP's KKT certificate held, and
@@ -55,6 +55,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -126,15 +127,15 @@ type Result struct {
 	TargetNorm2 float64
 	// QP is the certificate of the solve of 1/2 theta'M theta - a'theta
 	// over theta >= 0, at theta* (before normalisation).
-	QP learners.QPResult
+	QP kernelmath.QPResult
 }
 
 // Solve computes the alignf weights of kernels for target. An error wraps
 // learners.ErrInput (bad input, see the package doc), ctx's error, or
-// learners.ErrNotConverged together with learners.ErrQPNotConverged (the QP
+// learners.ErrNotConverged together with kernelmath.ErrQPNotConverged (the QP
 // stopped above its tolerance: the Result of its last iterate is returned
 // with the error).
-func Solve(ctx context.Context, kernels []learners.KernelMatrix, target learners.KernelMatrix) (*Result, error) {
+func Solve(ctx context.Context, kernels []kernelmath.KernelMatrix, target kernelmath.KernelMatrix) (*Result, error) {
 	if len(kernels) == 0 {
 		return nil, fmt.Errorf("%w: alignf: no base kernels", learners.ErrInput)
 	}
@@ -154,8 +155,8 @@ func Solve(ctx context.Context, kernels []learners.KernelMatrix, target learners
 		return nil, err
 	}
 	p := len(kernels)
-	all := append(append(make([]learners.KernelMatrix, 0, p+1), kernels...), target)
-	g, err := learners.KernelInnerProducts(ctx, all, true)
+	all := append(append(make([]kernelmath.KernelMatrix, 0, p+1), kernels...), target)
+	g, err := kernelmath.KernelInnerProducts(ctx, all, true)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +194,9 @@ func Solve(ctx context.Context, kernels []learners.KernelMatrix, target learners
 	for k, ak := range res.A {
 		c[k] = -ak
 	}
-	theta, qp, qerr := learners.NonNegQP(res.M, c, learners.QPOptions{})
+	theta, qp, qerr := kernelmath.NonNegQP(res.M, c, kernelmath.QPOptions{})
 	res.QP = qp
-	if qerr != nil && !errors.Is(qerr, learners.ErrQPNotConverged) {
+	if qerr != nil && !errors.Is(qerr, kernelmath.ErrQPNotConverged) {
 		return nil, fmt.Errorf("alignf: %w", qerr)
 	}
 	norm := mat.Norm(mat.NewVecDense(p, theta), 2)

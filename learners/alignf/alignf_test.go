@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -30,10 +31,10 @@ func outer(c float64, v []float64, offset float64) *mat.SymDense {
 	return k
 }
 
-func dense(ks []*mat.SymDense) []learners.KernelMatrix {
-	out := make([]learners.KernelMatrix, len(ks))
+func dense(ks []*mat.SymDense) []kernelmath.KernelMatrix {
+	out := make([]kernelmath.KernelMatrix, len(ks))
 	for i, k := range ks {
-		out[i] = learners.DenseKernel{K: k}
+		out[i] = kernelmath.DenseKernel{K: k}
 	}
 	return out
 }
@@ -151,9 +152,9 @@ func randomProblem(r *rand.Rand, n, p int) ([]*mat.SymDense, *mat.SymDense) {
 			x.RawMatrix().Data[i] = r.NormFloat64()
 		}
 		if k%2 == 0 {
-			ks[k] = learners.Linear(x)
+			ks[k] = kernelmath.Linear(x)
 		} else {
-			ks[k] = learners.RBF(x, 1+r.Float64())
+			ks[k] = kernelmath.RBF(x, 1+r.Float64())
 		}
 	}
 	y := mat.NewSymDense(n, nil)
@@ -241,13 +242,13 @@ func TestAgreesWithBruteForceEnumeration(t *testing.T) {
 		ks, y := randomProblem(r, n, p)
 		m := mat.NewSymDense(p, nil)
 		a := make([]float64, p)
-		yc := learners.Center(y)
+		yc := kernelmath.Center(y)
 		for k := range ks {
-			ck := learners.Center(ks[k])
+			ck := kernelmath.Center(ks[k])
 			for l := k; l < p; l++ {
-				m.SetSym(k, l, learners.Frobenius(ck, learners.Center(ks[l])))
+				m.SetSym(k, l, kernelmath.Frobenius(ck, kernelmath.Center(ks[l])))
 			}
-			a[k] = learners.Frobenius(ck, yc)
+			a[k] = kernelmath.Frobenius(ck, yc)
 		}
 		positive := false
 		for _, v := range a {
@@ -275,7 +276,7 @@ func TestAgreesWithBruteForceEnumeration(t *testing.T) {
 			s.ScaleSym(out.Weights[k], km)
 			combined.AddSym(combined, &s)
 		}
-		near(t, "alignment", out.Stats.Objective, learners.CenteredAlignment(combined, y), 1e-12)
+		near(t, "alignment", out.Stats.Objective, kernelmath.CenteredAlignment(combined, y), 1e-12)
 	}
 	if clamped < 10 {
 		t.Fatalf("only %d weights were clamped to 0 over the trials: the test does not exercise the constraints", clamped)
@@ -290,7 +291,7 @@ func TestNeverBelowBestSingleKernelOrUniform(t *testing.T) {
 	for trial := 0; trial < 30; trial++ {
 		n, p := 12+r.IntN(15), 2+r.IntN(4)
 		ks, y := randomProblem(r, n, p)
-		res, err := Solve(context.Background(), dense(ks), learners.DenseKernel{K: y})
+		res, err := Solve(context.Background(), dense(ks), kernelmath.DenseKernel{K: y})
 		if errors.Is(err, learners.ErrInput) {
 			continue // no positively aligned kernel in this draw
 		}
@@ -299,14 +300,14 @@ func TestNeverBelowBestSingleKernelOrUniform(t *testing.T) {
 		}
 		uniform := mat.NewSymDense(n, nil)
 		for k, km := range ks {
-			single := learners.CenteredAlignment(km, y)
+			single := kernelmath.CenteredAlignment(km, y)
 			near(t, "KernelAlignments", res.KernelAlignments[k], single, 1e-12)
 			if res.Alignment < single-1e-12 {
 				t.Errorf("trial %d: alignment %.15g below kernel %d's %.15g", trial, res.Alignment, k, single)
 			}
 			uniform.AddSym(uniform, km)
 		}
-		u := learners.CenteredAlignment(uniform, y)
+		u := kernelmath.CenteredAlignment(uniform, y)
 		if res.Alignment < u-1e-12 {
 			t.Errorf("trial %d: alignment %.15g below the uniform combination's %.15g", trial, res.Alignment, u)
 		}
@@ -320,18 +321,18 @@ func TestNeverBelowBestSingleKernelOrUniform(t *testing.T) {
 
 // sparseGraph returns a random 0/1 symmetric matrix with a unit diagonal
 // as a SparseSym, and the same densely.
-func sparseGraph(t *testing.T, r *rand.Rand, n int, density float64) (*learners.SparseSym, *mat.SymDense) {
+func sparseGraph(t *testing.T, r *rand.Rand, n int, density float64) (*kernelmath.SparseSym, *mat.SymDense) {
 	t.Helper()
-	var entries []learners.Triplet
+	var entries []kernelmath.Triplet
 	for i := 0; i < n; i++ {
-		entries = append(entries, learners.Triplet{I: i, J: i, V: 1})
+		entries = append(entries, kernelmath.Triplet{I: i, J: i, V: 1})
 		for j := i + 1; j < n; j++ {
 			if r.Float64() < density {
-				entries = append(entries, learners.Triplet{I: i, J: j, V: 1})
+				entries = append(entries, kernelmath.Triplet{I: i, J: j, V: 1})
 			}
 		}
 	}
-	s, err := learners.NewSparseSym(n, entries)
+	s, err := kernelmath.NewSparseSym(n, entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +345,11 @@ func TestImplicitEqualsDense(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 9))
 	for _, n := range []int{60, DenseOutputMax + 1} {
 		s1, d1 := sparseGraph(t, r, n, 0.05)
-		var trip []learners.Triplet
+		var trip []kernelmath.Triplet
 		for i := 0; i < n; i++ {
-			trip = append(trip, learners.Triplet{I: i, J: r.IntN(7), V: 1})
+			trip = append(trip, kernelmath.Triplet{I: i, J: r.IntN(7), V: 1})
 		}
-		g, err := learners.NewGram(n, 7, trip)
+		g, err := kernelmath.NewGram(n, 7, trip)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,13 +357,13 @@ func TestImplicitEqualsDense(t *testing.T) {
 		for i := range z.RawMatrix().Data {
 			z.RawMatrix().Data[i] = r.NormFloat64()
 		}
-		lr := learners.NewLowRank(z)
+		lr := kernelmath.NewLowRank(z)
 		ys, yd := sparseGraph(t, r, n, 0.08)
 		// The target shares structure with s1 so that the weights are not trivial.
 		ys = ys.Add(s1, 0.5)
 		yd.AddSym(yd, func() *mat.SymDense { var h mat.SymDense; h.ScaleSym(0.5, d1); return &h }())
-		implicit := &learners.Input{Matrices: []learners.KernelMatrix{s1, g, lr}, TargetMatrix: ys}
-		denseIn := &learners.Input{Kernels: []*mat.SymDense{d1, learners.KernelDense(g), learners.KernelDense(lr)}, Target: yd}
+		implicit := &learners.Input{Matrices: []kernelmath.KernelMatrix{s1, g, lr}, TargetMatrix: ys}
+		denseIn := &learners.Input{Kernels: []*mat.SymDense{d1, kernelmath.KernelDense(g), kernelmath.KernelDense(lr)}, Target: yd}
 		oi, od := fit(t, implicit), fit(t, denseIn)
 		for k := range od.Weights {
 			near(t, "weight", oi.Weights[k], od.Weights[k], 1e-10)
@@ -380,22 +381,22 @@ func TestImplicitEqualsDense(t *testing.T) {
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	v1, v2, y := []float64{1, -1, 0, 0}, []float64{0, 0, 1, -1}, []float64{1, -1, 1, -1}
-	k1, k2 := learners.DenseKernel{K: outer(1, v1, 0)}, learners.DenseKernel{K: outer(1, v2, 0)}
+	k1, k2 := kernelmath.DenseKernel{K: outer(1, v1, 0)}, kernelmath.DenseKernel{K: outer(1, v2, 0)}
 	anti := outer(-1, y, 0) // a_k = -(v_k'y)^2 < 0 for both
 	cases := map[string]struct {
-		ks     []learners.KernelMatrix
-		target learners.KernelMatrix
+		ks     []kernelmath.KernelMatrix
+		target kernelmath.KernelMatrix
 	}{
-		"no kernels":          {nil, learners.DenseKernel{K: anti}},
-		"no target":           {[]learners.KernelMatrix{k1}, nil},
-		"anti-aligned target": {[]learners.KernelMatrix{k1, k2}, learners.DenseKernel{K: anti}},
-		"constant target":     {[]learners.KernelMatrix{k1, k2}, learners.DenseKernel{K: outer(0, y, 2)}},
-		"size mismatch":       {[]learners.KernelMatrix{k1, learners.DenseKernel{K: outer(1, []float64{1, -1}, 0)}}, learners.DenseKernel{K: outer(1, y, 0)}},
-		"NaN entry": {[]learners.KernelMatrix{k1, learners.DenseKernel{K: func() *mat.SymDense {
+		"no kernels":          {nil, kernelmath.DenseKernel{K: anti}},
+		"no target":           {[]kernelmath.KernelMatrix{k1}, nil},
+		"anti-aligned target": {[]kernelmath.KernelMatrix{k1, k2}, kernelmath.DenseKernel{K: anti}},
+		"constant target":     {[]kernelmath.KernelMatrix{k1, k2}, kernelmath.DenseKernel{K: outer(0, y, 2)}},
+		"size mismatch":       {[]kernelmath.KernelMatrix{k1, kernelmath.DenseKernel{K: outer(1, []float64{1, -1}, 0)}}, kernelmath.DenseKernel{K: outer(1, y, 0)}},
+		"NaN entry": {[]kernelmath.KernelMatrix{k1, kernelmath.DenseKernel{K: func() *mat.SymDense {
 			k := outer(1, v2, 0)
 			k.SetSym(0, 2, math.NaN())
 			return k
-		}()}}, learners.DenseKernel{K: outer(1, y, 0)}},
+		}()}}, kernelmath.DenseKernel{K: outer(1, y, 0)}},
 	}
 	for name, c := range cases {
 		if _, err := Solve(ctx, c.ks, c.target); !errors.Is(err, learners.ErrInput) {
@@ -404,7 +405,7 @@ func TestErrors(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := Solve(cctx, []learners.KernelMatrix{k1}, learners.DenseKernel{K: outer(1, y, 0)}); !errors.Is(err, context.Canceled) {
+	if _, err := Solve(cctx, []kernelmath.KernelMatrix{k1}, kernelmath.DenseKernel{K: outer(1, y, 0)}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
-	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/alignf"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -34,7 +34,7 @@ func TestEgoFacebookFriendTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ks []learners.KernelMatrix
+	var ks []kernelmath.KernelMatrix
 	var names []string
 	for _, nk := range named {
 		if nk.Name != social.KernelRegLaplacian {
@@ -67,11 +67,11 @@ func TestEgoFacebookFriendTask(t *testing.T) {
 	if math.Abs(norm-1) > 1e-12 {
 		t.Errorf("||weights||^2 = %g, want 1", norm)
 	}
-	sum, err := learners.NewKernelSum(res.Weights, ks)
+	sum, err := kernelmath.NewKernelSum(res.Weights, ks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := learners.KernelInnerProducts(ctx, []learners.KernelMatrix{sum, y}, true)
+	g, err := kernelmath.KernelInnerProducts(ctx, []kernelmath.KernelMatrix{sum, y}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

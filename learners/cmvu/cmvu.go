@@ -44,7 +44,8 @@ import (
 	"fmt"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -127,7 +128,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 func topEigenvalue(f *mat.Dense) float64 {
 	var g mat.SymDense
 	g.SymOuterK(1, f.T())
-	vals, _, err := learners.Eigen(&g)
+	vals, _, err := kernelmath.Eigen(&g)
 	if err != nil {
 		return 1
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -36,7 +37,7 @@ func TestRegistered(t *testing.T) {
 
 func TestNeedsTwoClasses(t *testing.T) {
 	x := mat.NewDense(6, 1, []float64{0, 1, 2, 3, 4, 5})
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Labels: []int{0, 0, learners.Unlabeled, 0, 0, 0}}
+	in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}, Labels: []int{0, 0, learners.Unlabeled, 0, 0, 0}}
 	if _, err := newLearner(t, "").Fit(context.Background(), in); !errors.Is(err, learners.ErrInput) {
 		t.Fatalf("err = %v, want ErrInput", err)
 	}
@@ -55,14 +56,14 @@ func labelledSpiral(n int) *learners.Input {
 			labels[i] = 1
 		}
 	}
-	return &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Labels: labels}
+	return &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}, Labels: labels}
 }
 
 // distanceError is the mean relative error of the neighbour distances of k
 // against those of the input.
 func distanceError(in *learners.Input, k *mat.SymDense) float64 {
-	d0, d := learners.KernelDistances(in.Kernels[0]), learners.KernelDistances(k)
-	pairs := learners.KNNPairs(d0, 5, false)
+	d0, d := kernelmath.KernelDistances(in.Kernels[0]), kernelmath.KernelDistances(k)
+	pairs := kernelmath.KNNPairs(d0, 5, false)
 	s := 0.0
 	for _, p := range pairs {
 		s += math.Abs(d.At(p.I, p.J)-d0.At(p.I, p.J)) / d0.At(p.I, p.J)
@@ -138,7 +139,7 @@ func TestSeparatesClasses(t *testing.T) {
 			observed[i] = learners.Unlabeled
 		}
 	}
-	kpca, err := npkl.Embed(learners.Linear(x), 2)
+	kpca, err := npkl.Embed(kernelmath.Linear(x), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestSeparatesClasses(t *testing.T) {
 		labels []int
 		want   float64
 	}{{"all labelled", labels, 0.97}, {"half labelled", observed, 0.85}} {
-		in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Labels: c.labels}
+		in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}, Labels: c.labels}
 		out, err := newLearner(t, "").Fit(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"context"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -71,7 +72,7 @@ func init() {
 	register(Linear, learners.KindKernel, learners.NeedFeatures,
 		"Linear kernel x.y of the visual features.",
 		nil, func(in *learners.Input, _ learners.Values) (*mat.SymDense, error) {
-			return learners.Linear(in.Features), nil
+			return kernelmath.Linear(in.Features), nil
 		})
 	register(Poly, learners.KindKernel, learners.NeedFeatures,
 		"Polynomial kernel (c + x.y)^d of the visual features.",
@@ -79,22 +80,22 @@ func init() {
 			learners.Int("degree", 2, 1, 10, "polynomial degree d in (c + x.y)^d"),
 			learners.Float("c", 1, 0, 1e6, "offset c in (c + x.y)^d"),
 		}, func(in *learners.Input, v learners.Values) (*mat.SymDense, error) {
-			return learners.Polynomial(in.Features, v.Int("degree"), v.Float("c")), nil
+			return kernelmath.Polynomial(in.Features, v.Int("degree"), v.Float("c")), nil
 		})
 	register(RBF, learners.KindKernel, learners.NeedFeatures,
 		"Gaussian kernel exp(-||x-y||^2/sigma) of the visual features, sigma a multiple of their mean squared distance.",
 		[]learners.Param{learners.Positive("scale", 1, "sigma in exp(-||x-y||^2/sigma) as a multiple of the mean squared distance among the points")},
 		func(in *learners.Input, v learners.Values) (*mat.SymDense, error) {
-			sigma := v.Float("scale") * learners.MeanOffDiagonal(learners.SqDistances(in.Features))
+			sigma := v.Float("scale") * kernelmath.MeanOffDiagonal(kernelmath.SqDistances(in.Features))
 			if sigma == 0 {
 				sigma = 1 // all points identical: every affinity is 1
 			}
-			return learners.RBF(in.Features, sigma), nil
+			return kernelmath.RBF(in.Features, sigma), nil
 		})
 	register(Intersection, learners.KindKernel, learners.NeedFeatures,
 		"Histogram intersection sum_f min(x_f, y_f) of the visual features, each point's scaled to sum 1; a column with negative entries is first shifted by its minimum over the points.",
 		nil, func(in *learners.Input, _ learners.Values) (*mat.SymDense, error) {
-			return learners.HistogramIntersection(nonNegative(in.Features))
+			return kernelmath.HistogramIntersection(nonNegative(in.Features))
 		})
 }
 

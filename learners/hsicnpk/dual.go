@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -75,8 +75,8 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 	ne := len(pr.pairs)
 	// Every vector over the pairs (47 of them, 8 a pair each) is carved
 	// from one zeroed scratch buffer, handed back on return.
-	buf := learners.Scratch((7 + 4*lbfgsMemory) * ne)
-	defer learners.Release(buf)
+	buf := kernelmath.Scratch((7 + 4*lbfgsMemory) * ne)
+	defer kernelmath.Release(buf)
 	clear(buf)
 	next := func() []float64 {
 		v := buf[:ne:ne]

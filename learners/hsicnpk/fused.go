@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -84,7 +85,7 @@ func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, 
 	if verr != nil {
 		return nil, verr
 	}
-	n, perr := learners.PSDPart(meanScaled(learners.Clip(out.Kernel)))
+	n, perr := kernelmath.PSDPart(meanScaled(kernelmath.Clip(out.Kernel)))
 	if perr != nil {
 		return nil, perr
 	}
@@ -103,11 +104,11 @@ func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, 
 func (f *Fused) visualKernel(x *mat.Dense) (*mat.SymDense, error) {
 	switch f.visual {
 	case "intersection":
-		return learners.HistogramIntersection(x)
+		return kernelmath.HistogramIntersection(x)
 	case "linear":
-		return learners.Linear(x), nil
+		return kernelmath.Linear(x), nil
 	default:
-		return learners.Polynomial(x, f.degree, 1), nil
+		return kernelmath.Polynomial(x, f.degree, 1), nil
 	}
 }
 

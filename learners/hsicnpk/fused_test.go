@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -58,7 +59,7 @@ func TestFusedOffsetZeroKeepsOnlyLearnedLinks(t *testing.T) {
 		tags.Set(i, 0, 1/math.Sqrt2)
 		tags.Set(i, 1+i/4, 1/math.Sqrt2)
 	}
-	out := fitFused(t, `{"offset":0,"k":3}`, &learners.Input{Features: x, Target: learners.Linear(tags)})
+	out := fitFused(t, `{"offset":0,"k":3}`, &learners.Input{Features: x, Target: kernelmath.Linear(tags)})
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			got := out.Kernel.At(i, j)
@@ -82,7 +83,7 @@ func TestFusedFactorIsThePSDPartOfTheClippedNPK(t *testing.T) {
 	in := &learners.Input{Features: x, Target: kt}
 	const c = 0.5
 	out := fitFused(t, `{"offset":0.5}`, in)
-	v := learners.Polynomial(x, 2, 1)
+	v := kernelmath.Polynomial(x, 2, 1)
 	vm := meanOf(v)
 	n := x.RawMatrix().Rows
 	f := mat.NewSymDense(n, nil)
@@ -91,7 +92,7 @@ func TestFusedFactorIsThePSDPartOfTheClippedNPK(t *testing.T) {
 			f.SetSym(i, j, out.Kernel.At(i, j)*vm/v.At(i, j)-c)
 		}
 	}
-	psd, err := learners.IsPSD(f, 1e-8)
+	psd, err := kernelmath.IsPSD(f, 1e-8)
 	if err != nil || !psd {
 		t.Fatalf("N = K/V - c is not PSD (err %v)", err)
 	}
@@ -104,7 +105,7 @@ func TestFusedFactorIsThePSDPartOfTheClippedNPK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := learners.ProjectPSD(meanScaled(learners.Clip(npk.Kernel)))
+	want, _, err := kernelmath.ProjectPSD(meanScaled(kernelmath.Clip(npk.Kernel)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -84,7 +85,7 @@ func corelWindow(tb testing.TB, kw string, n int) (*mat.Dense, *mat.SymDense) {
 			tags.Set(r, l, tags.At(r, l)/math.Sqrt(s))
 		}
 	}
-	return x, learners.Linear(tags)
+	return x, kernelmath.Linear(tags)
 }
 
 type noDataError struct{}
@@ -141,7 +142,7 @@ func syntheticWindow(n int, seed uint64) (*mat.Dense, *mat.SymDense) {
 			tags.Set(i, w, tags.At(i, w)/math.Sqrt(s))
 		}
 	}
-	return x, learners.Linear(tags)
+	return x, kernelmath.Linear(tags)
 }
 
 // window returns the Corel5k "sky" window, or the synthetic one (reported)
@@ -185,7 +186,7 @@ func randomProblem(n, d, tags int, seed uint64) (*mat.Dense, *mat.SymDense) {
 			t.Set(i, j, t.At(i, j)/math.Sqrt(s))
 		}
 	}
-	return x, learners.Linear(t)
+	return x, kernelmath.Linear(t)
 }
 
 // ---- an independent dense reference of the scaled problem ----
@@ -203,8 +204,8 @@ type reference struct {
 
 func newReference(x *mat.Dense, kt *mat.SymDense, k int, mutual bool, c, budget float64) *reference {
 	n, _ := x.Dims()
-	d2 := learners.SqDistances(x)
-	pairs := learners.KNNPairs(d2, k, mutual)
+	d2 := kernelmath.SqDistances(x)
+	pairs := kernelmath.KNNPairs(d2, k, mutual)
 	mean := 0.0
 	for _, p := range pairs {
 		mean += d2.At(p.I, p.J)
@@ -214,8 +215,8 @@ func newReference(x *mat.Dense, kt *mat.SymDense, k int, mutual bool, c, budget 
 	for e, p := range pairs {
 		dd[e] = d2.At(p.I, p.J) / mean
 	}
-	m := learners.Center(kt)
-	m.ScaleSym(1/math.Sqrt(learners.Frobenius(m, m)), m)
+	m := kernelmath.Center(kt)
+	m.ScaleSym(1/math.Sqrt(kernelmath.Frobenius(m, m)), m)
 	dbar := 0.0
 	for _, p := range pairs {
 		dbar += m.At(p.I, p.I) + m.At(p.J, p.J) - 2*m.At(p.I, p.J)
@@ -231,7 +232,7 @@ func (r *reference) dist(k *mat.SymDense, e int) float64 {
 
 // primal is P(K) = -tr(M K) + C/2 sum max(0, viol)^2.
 func (r *reference) primal(k *mat.SymDense) float64 {
-	v := -learners.Frobenius(r.m, k)
+	v := -kernelmath.Frobenius(r.m, k)
 	for e := range r.pairs {
 		if x := r.dist(k, e) - r.dd[e]; x > 0 {
 			v += r.c / 2 * x * x
@@ -255,11 +256,11 @@ func (r *reference) aMatrix(alpha []float64) *mat.SymDense {
 
 // closedForm is Theorem 6.34: argmax tr(A K) over {K PSD, tr KK <= B}.
 func closedForm(a *mat.SymDense, b float64) *mat.SymDense {
-	ap, _, err := learners.ProjectPSD(a)
+	ap, _, err := kernelmath.ProjectPSD(a)
 	if err != nil {
 		panic(err)
 	}
-	nrm := math.Sqrt(learners.Frobenius(ap, ap))
+	nrm := math.Sqrt(kernelmath.Frobenius(ap, ap))
 	k := mat.NewSymDense(a.SymmetricDim(), nil)
 	if nrm > 0 {
 		k.ScaleSym(math.Sqrt(b)/nrm, ap)
@@ -283,11 +284,11 @@ func (r *reference) dual(alpha []float64, v *mat.Dense) float64 {
 			}
 		}
 	}
-	ap, _, err := learners.ProjectPSD(a)
+	ap, _, err := kernelmath.ProjectPSD(a)
 	if err != nil {
 		panic(err)
 	}
-	val := -math.Sqrt(r.b) * math.Sqrt(learners.Frobenius(ap, ap))
+	val := -math.Sqrt(r.b) * math.Sqrt(kernelmath.Frobenius(ap, ap))
 	for e, a := range alpha {
 		val -= a*r.dd[e] + a*a/(2*r.c)
 	}
@@ -326,18 +327,18 @@ func (r *reference) bruteForce(maxIter int) *mat.SymDense {
 		}
 		z := mat.NewSymDense(n, nil)
 		z.AddSym(y, scaledSym(g, -step))
-		proj, _, err := learners.ProjectPSD(z)
+		proj, _, err := kernelmath.ProjectPSD(z)
 		if err != nil {
 			panic(err)
 		}
-		if nrm := math.Sqrt(learners.Frobenius(proj, proj)); nrm > math.Sqrt(r.b) {
+		if nrm := math.Sqrt(kernelmath.Frobenius(proj, proj)); nrm > math.Sqrt(r.b) {
 			proj.ScaleSym(math.Sqrt(r.b)/nrm, proj)
 		}
 		prev.CopySym(k)
 		k.CopySym(proj)
 		mom := float64(it-1) / float64(it+2)
 		y.AddSym(k, scaledSym(subSym(k, prev), mom))
-		if d := math.Sqrt(learners.Frobenius(subSym(k, prev), subSym(k, prev))); d < 1e-14 && it > 100 {
+		if d := math.Sqrt(kernelmath.Frobenius(subSym(k, prev), subSym(k, prev))); d < 1e-14 && it > 100 {
 			break
 		}
 	}
@@ -360,5 +361,5 @@ func relDiff(a, b float64) float64 { return math.Abs(a-b) / math.Max(1, math.Abs
 
 func frobDiff(a, b *mat.SymDense) float64 {
 	d := subSym(a, b)
-	return math.Sqrt(learners.Frobenius(d, d))
+	return math.Sqrt(kernelmath.Frobenius(d, d))
 }

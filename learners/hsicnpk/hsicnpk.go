@@ -39,13 +39,13 @@
 //   - Warp builds the Laplacian of eq. 6.9 from the clipped learned kernel
 //     (see Warp for why).
 //
-// Eigen-decompositions use learners.PartialEigen: all eigenvalues (for D,
+// Eigen-decompositions use kernelmath.PartialEigen: all eigenvalues (for D,
 // and for every line-search trial) and the eigenvectors of the positive ones
 // only (for K, at accepted points), a fraction of what mat.EigenSym takes
 // (learners.BenchmarkPartialEigen200; README). The first L-BFGS
 // step is scaled by a curvature estimate (dual.go, firstStep) rather than
 // moving alpha by 1, which saved about four backtracking factorisations a
-// fit on Corel5k windows; the iteration and the certificate are unchanged. Lanczos (learners.TopK) on the operator
+// fit on Corel5k windows; the iteration and the certificate are unchanged. Lanczos (kernelmath.TopK) on the operator
 // x -> M x - L_alpha x, which the rank bound rank(A_+) <= rank(M) suggests,
 // loses on the real data: a Corel5k window of 200 images has 70 distinct tag
 // dimensions and A keeps 70-85 positive eigenvalues, for which TopK took

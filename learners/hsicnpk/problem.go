@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -36,7 +37,7 @@ type problem struct {
 	wt   []float64  // W^T for the SYRK of addLaplacian, q x n/2 (low rank only)
 	vt   []float64  // V^T, q x n row-major (low rank only)
 	yt   []float64  // (V z)^T, p x n (low rank only)
-	pe   learners.PartialEigen
+	pe   kernelmath.PartialEigen
 	vals []float64
 	zbuf []float64  // backing of z
 	ybuf []float64  // backing of a candidate's V z
@@ -59,10 +60,10 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	}
 	// d2 and mc are workspaces of setup alone: the problem keeps what it
 	// needs of them.
-	d2 := learners.ScratchSym(n)
-	defer learners.ReleaseSym(d2)
-	learners.SqDistancesInto(d2, in.Features)
-	pairs := learners.NeighborPairs(learners.NearestNeighbors(d2, cfg.k), cfg.mutual)
+	d2 := kernelmath.ScratchSym(n)
+	defer kernelmath.ReleaseSym(d2)
+	kernelmath.SqDistancesInto(d2, in.Features)
+	pairs := kernelmath.NeighborPairs(kernelmath.NearestNeighbors(d2, cfg.k), cfg.mutual)
 	if len(pairs) == 0 {
 		// Only possible with mutual neighbours.
 		return nil, fmt.Errorf("%w: no pair of candidates is among each other's %d nearest neighbours; use neighbors=union or a larger k", learners.ErrInput, cfg.k)
@@ -86,10 +87,10 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	}
 
 	// M = H K_t H scaled to unit Frobenius norm.
-	mc := learners.ScratchSym(n)
-	defer learners.ReleaseSym(mc)
-	learners.CenterInto(mc, in.Target)
-	fro := math.Sqrt(learners.Frobenius(mc, mc))
+	mc := kernelmath.ScratchSym(n)
+	defer kernelmath.ReleaseSym(mc)
+	kernelmath.CenterInto(mc, in.Target)
+	fro := math.Sqrt(kernelmath.Frobenius(mc, mc))
 	scale := 0.0
 	for i := 0; i < n; i++ {
 		scale = math.Max(scale, math.Abs(in.Target.At(i, i)))
@@ -203,7 +204,7 @@ const (
 // (measured: 17 ms for m = 10 and 42 ms for m = 30 at n = 200, against 4 ms).
 //
 // tags: the q leading eigenvectors of the centred, scaled tag kernel mc,
-// to the accuracy of learners.LeadingSubspace with tagOversample extra
+// to the accuracy of kernelmath.LeadingSubspace with tagOversample extra
 // vectors and tagPowerSteps steps (a basis needs the subspace, not exact
 // eigenvectors: on Corel5k, seed 1, test P@10 was within half a point of
 // a basis from the dense eigensolver, which costs a full tridiagonalisation).
@@ -225,7 +226,7 @@ func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense
 		tagsQ = (q + 1) / 2
 	}
 	if tagsQ > 0 {
-		vals, vecs, err := learners.LeadingSubspace(mc, tagsQ, tagOversample, tagPowerSteps, 1)
+		vals, vecs, err := kernelmath.LeadingSubspace(mc, tagsQ, tagOversample, tagPowerSteps, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +253,7 @@ func (pr *problem) lowRankBasis(d2 *mat.SymDense, mean float64, mc *mat.SymDense
 	if tagsQ > 0 {
 		var vt mat.Dense
 		vt.CloneFrom(pr.v.T())
-		learners.OrthonormalizeRows(&vt)
+		kernelmath.OrthonormalizeRows(&vt)
 		pr.v.Copy(vt.T())
 	}
 	return nil, nil
@@ -552,5 +553,5 @@ func (pr *problem) kernel(c *candidate) *mat.SymDense {
 	if c.y == nil {
 		return mat.NewSymDense(pr.n, nil)
 	}
-	return learners.FromEigen(c.w, c.y, math.Inf(-1))
+	return kernelmath.FromEigen(c.w, c.y, math.Inf(-1))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -91,10 +92,10 @@ func checkSolution(t *testing.T, name string, x *mat.Dense, kt *mat.SymDense, cf
 	ref := newReference(x, kt, cfg.k, cfg.mutual, cfg.c, cfg.budget)
 	k := out.Kernel
 	// Feasible: PSD, symmetric by type, tr(KK) <= B.
-	if ok, err := learners.IsPSD(k, 1e-9); err != nil || !ok {
+	if ok, err := kernelmath.IsPSD(k, 1e-9); err != nil || !ok {
 		t.Fatalf("%s: K not PSD (%v)", name, err)
 	}
-	if nk := learners.Frobenius(k, k); nk > ref.b*(1+1e-9) {
+	if nk := kernelmath.Frobenius(k, k); nk > ref.b*(1+1e-9) {
 		t.Fatalf("%s: tr(KK) = %g > B = %g", name, nk, ref.b)
 	}
 	// The reported objective is the primal value of the returned K.
@@ -124,7 +125,7 @@ func checkSolution(t *testing.T, name string, x *mat.Dense, kt *mat.SymDense, cf
 	// Optimality against the unlearned kernel: the visual kernel (centred
 	// linear; for low rank its projection on the basis), at its best feasible
 	// scale, has a primal value no better than the learned kernel's.
-	vis := learners.Center(learners.Linear(x))
+	vis := kernelmath.Center(kernelmath.Linear(x))
 	if v := s.pr.v; v != nil {
 		var a, b, c, d mat.Dense
 		a.Mul(vis, v)
@@ -137,7 +138,7 @@ func checkSolution(t *testing.T, name string, x *mat.Dense, kt *mat.SymDense, cf
 			}
 		}
 	}
-	hi := math.Sqrt(ref.b / learners.Frobenius(vis, vis))
+	hi := math.Sqrt(ref.b / kernelmath.Frobenius(vis, vis))
 	lo := 0.0
 	for it := 0; it < 100; it++ { // ternary search on the convex P(s K_vis)
 		a, b := lo+(hi-lo)/3, hi-(hi-lo)/3
@@ -153,8 +154,8 @@ func checkSolution(t *testing.T, name string, x *mat.Dense, kt *mat.SymDense, cf
 	// Full rank: the learned kernel depends more on the tags than the
 	// visual kernel scaled to the same norm (HSIC is scale dependent).
 	if s.pr.v == nil {
-		vis.ScaleSym(math.Sqrt(learners.Frobenius(k, k)/learners.Frobenius(vis, vis)), vis)
-		if hk, hv := learners.HSIC(k, kt), learners.HSIC(vis, kt); !(hk > hv) {
+		vis.ScaleSym(math.Sqrt(kernelmath.Frobenius(k, k)/kernelmath.Frobenius(vis, vis)), vis)
+		if hk, hv := kernelmath.HSIC(k, kt), kernelmath.HSIC(vis, kt); !(hk > hv) {
 			t.Fatalf("%s: HSIC(K, Kt) = %g not above the visual kernel's %g", name, hk, hv)
 		}
 	}
@@ -212,7 +213,7 @@ func TestLowRankFullEqualsFullRank(t *testing.T) {
 		if d := relDiff(low.Stats.Objective, full.Stats.Objective); d > 1e-4 {
 			t.Fatalf("%s: objective %g (rank n) vs %g (full): %g relative", basis, low.Stats.Objective, full.Stats.Objective, d)
 		}
-		if d := frobDiff(low.Kernel, full.Kernel) / math.Sqrt(learners.Frobenius(full.Kernel, full.Kernel)); d > 1e-4 {
+		if d := frobDiff(low.Kernel, full.Kernel) / math.Sqrt(kernelmath.Frobenius(full.Kernel, full.Kernel)); d > 1e-4 {
 			t.Fatalf("%s: kernels differ by %g relative", basis, d)
 		}
 		// And a rank clamped above n is the same as rank n.
@@ -269,7 +270,7 @@ func fewTags(n int) (*mat.Dense, *mat.SymDense) {
 		}
 		tg.SetRow(i, vecs[tv])
 	}
-	return x, learners.Linear(tg)
+	return x, kernelmath.Linear(tg)
 }
 
 // Degenerate case (spec A.4): with few distinct tag vectors and a large
@@ -290,7 +291,7 @@ func TestDegenerateInteriorOptimum(t *testing.T) {
 		t.Fatal("the interior optimum was not detected: no primal fallback")
 	}
 	ref := newReference(x, kt, cfg.k, false, cfg.c, cfg.budget)
-	if nk := learners.Frobenius(out.Kernel, out.Kernel); nk > 0.5*ref.b {
+	if nk := kernelmath.Frobenius(out.Kernel, out.Kernel); nk > 0.5*ref.b {
 		t.Fatalf("tr(KK) = %g: not an interior optimum (B = %g); the test lost its point", nk, ref.b)
 	}
 	checkSolution(t, "degenerate", x, kt, cfg, out, s)
@@ -339,7 +340,7 @@ func TestBadInput(t *testing.T) {
 		"missing target":   {Features: x},
 		"missing features": {Target: kt},
 		"NaN features":     {Features: nan, Target: kt},
-		"size mismatch":    {Features: x, Target: learners.Linear(mat.NewDense(5, 2, nil))},
+		"size mismatch":    {Features: x, Target: kernelmath.Linear(mat.NewDense(5, 2, nil))},
 		"one point":        {Features: x1, Target: kt1},
 		"empty":            {},
 	}
@@ -366,7 +367,7 @@ func TestConstantTagsGiveTheZeroKernel(t *testing.T) {
 	if err != nil || !out.Stats.Converged {
 		t.Fatalf("err = %v, stats %+v", err, out.Stats)
 	}
-	if f := learners.Frobenius(out.Kernel, out.Kernel); f != 0 {
+	if f := kernelmath.Frobenius(out.Kernel, out.Kernel); f != 0 {
 		t.Fatalf("||K||^2 = %g, want 0", f)
 	}
 }
@@ -379,7 +380,7 @@ func TestSmallAndClampedInputs(t *testing.T) {
 		for i := 0; i < n; i++ {
 			tags.Set(i, i%3, 1)
 		}
-		kt := learners.Linear(tags)
+		kt := kernelmath.Linear(tags)
 		for _, params := range []string{`{"k": 50}`, `{"k": 50, "neighbors": "mutual", "rank": 40}`, `{"k": 1, "neighbors": "mutual"}`} {
 			out, err := newLearner(t, params).Fit(context.Background(), &learners.Input{Features: x, Target: kt})
 			if err != nil {
@@ -388,7 +389,7 @@ func TestSmallAndClampedInputs(t *testing.T) {
 			if out.Kernel.SymmetricDim() != n || !out.Stats.Converged {
 				t.Fatalf("n %d %s: stats %+v", n, params, out.Stats)
 			}
-			if ok, _ := learners.IsPSD(out.Kernel, 1e-9); !ok {
+			if ok, _ := kernelmath.IsPSD(out.Kernel, 1e-9); !ok {
 				t.Fatalf("n %d %s: kernel not PSD", n, params)
 			}
 		}
@@ -447,7 +448,7 @@ func TestCorel5kWindow(t *testing.T) {
 			}
 		}
 		t.Logf("rank %d: %d iterations, gap %.2g, %d of %d visual constraints active (alpha > 0), %d at >= 99%% of their bound, HSIC %.4g",
-			rank, out.Stats.Iterations, out.Stats.Gap, active, len(ref.pairs), tight, learners.HSIC(out.Kernel, kt))
+			rank, out.Stats.Iterations, out.Stats.Gap, active, len(ref.pairs), tight, kernelmath.HSIC(out.Kernel, kt))
 		if rank == 0 && active < len(ref.pairs)/20 {
 			t.Fatalf("only %d constraints bind: the defaults do not make the visual constraints matter", active)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -127,7 +128,7 @@ func TestSpeedUpLearnsTheSameKernel(t *testing.T) {
 				if dp > ns.Gap+os.Gap+1e-9 {
 					t.Fatalf("%s: objectives %g vs %g differ by %g relative, more than the gaps %g + %g", name, ns.Objective, os.Objective, dp, ns.Gap, os.Gap)
 				}
-				nrm := math.Sqrt(learners.Frobenius(oldOut.Kernel, oldOut.Kernel))
+				nrm := math.Sqrt(kernelmath.Frobenius(oldOut.Kernel, oldOut.Kernel))
 				dk := frobDiff(newOut.Kernel, oldOut.Kernel) / math.Max(nrm, 1e-300)
 				if dk > 2e-2 {
 					t.Fatalf("%s: kernels differ by %g relative", name, dk)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -22,7 +23,7 @@ func TestTheorem634ByHand(t *testing.T) {
 			t.Fatalf("K*(%d,%d) = %g, want %g", i/2, i%2, got, w)
 		}
 	}
-	if v := learners.Frobenius(a, k); math.Abs(v-6) > 1e-12 {
+	if v := kernelmath.Frobenius(a, k); math.Abs(v-6) > 1e-12 {
 		t.Fatalf("tr(A K*) = %g, want 6", v)
 	}
 	// The package's evaluation gives the same K* for this A: a 2-point
@@ -60,7 +61,7 @@ func randomFeasible(n int, b float64, r *rand.Rand) *mat.SymDense {
 	}
 	k := mat.NewSymDense(n, nil)
 	k.SymOuterK(1, g)
-	s := math.Sqrt(b/learners.Frobenius(k, k)) * math.Pow(r.Float64(), 0.25)
+	s := math.Sqrt(b/kernelmath.Frobenius(k, k)) * math.Pow(r.Float64(), 0.25)
 	k.ScaleSym(s, k)
 	return k
 }
@@ -77,20 +78,20 @@ func TestTheorem634Random(t *testing.T) {
 		}
 		b := 0.5 + 3*r.Float64()
 		k := closedForm(a, b)
-		ap, _, _ := learners.ProjectPSD(a)
-		best := learners.Frobenius(a, k)
-		if want := math.Sqrt(b) * math.Sqrt(learners.Frobenius(ap, ap)); math.Abs(best-want) > 1e-10*math.Max(1, want) {
+		ap, _, _ := kernelmath.ProjectPSD(a)
+		best := kernelmath.Frobenius(a, k)
+		if want := math.Sqrt(b) * math.Sqrt(kernelmath.Frobenius(ap, ap)); math.Abs(best-want) > 1e-10*math.Max(1, want) {
 			t.Fatalf("tr(A K*) = %g, want sqrt(B) ||A_+|| = %g", best, want)
 		}
-		if nk := learners.Frobenius(k, k); nk > b*(1+1e-12) {
+		if nk := kernelmath.Frobenius(k, k); nk > b*(1+1e-12) {
 			t.Fatalf("tr(K*K*) = %g > B = %g", nk, b)
 		}
-		if ok, _ := learners.IsPSD(k, 1e-10); !ok {
+		if ok, _ := kernelmath.IsPSD(k, 1e-10); !ok {
 			t.Fatal("K* not PSD")
 		}
 		for s := 0; s < 200; s++ {
 			f := randomFeasible(n, b, r)
-			if v := learners.Frobenius(a, f); v > best+1e-10 {
+			if v := kernelmath.Frobenius(a, f); v > best+1e-10 {
 				t.Fatalf("feasible K with tr(A K) = %g beats K* (%g)", v, best)
 			}
 		}
@@ -103,7 +104,7 @@ func TestTheorem634Random(t *testing.T) {
 				}
 			}
 			f := closedFormProject(p, b)
-			if v := learners.Frobenius(a, f); v > best+1e-10 {
+			if v := kernelmath.Frobenius(a, f); v > best+1e-10 {
 				t.Fatalf("perturbed feasible K with tr(A K) = %g beats K* (%g)", v, best)
 			}
 		}
@@ -112,8 +113,8 @@ func TestTheorem634Random(t *testing.T) {
 
 // closedFormProject projects onto {PSD, tr KK <= b}.
 func closedFormProject(p *mat.SymDense, b float64) *mat.SymDense {
-	k, _, _ := learners.ProjectPSD(p)
-	if nrm := math.Sqrt(learners.Frobenius(k, k)); nrm > math.Sqrt(b) {
+	k, _, _ := kernelmath.ProjectPSD(p)
+	if nrm := math.Sqrt(kernelmath.Frobenius(k, k)); nrm > math.Sqrt(b) {
 		k.ScaleSym(math.Sqrt(b)/nrm, k)
 	}
 	return k

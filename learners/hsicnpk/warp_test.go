@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -36,7 +37,7 @@ func TestWarpTrainingPointsClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kx := learners.RBF(x, 2) // invertible for distinct points
+	kx := kernelmath.RBF(x, 2) // invertible for distinct points
 	l := AffinityLaplacian(out.Kernel)
 	w, err := Warp(kx, out.Kernel)
 	if err != nil {
@@ -74,7 +75,7 @@ func TestWarpTrainingPointsClosedForm(t *testing.T) {
 			}
 		}
 	}
-	if ok, _ := learners.IsPSD(warped, 1e-10); !ok {
+	if ok, _ := kernelmath.IsPSD(warped, 1e-10); !ok {
 		t.Fatal("warped kernel on the training points is not PSD")
 	}
 	// An unseen point: symmetric in its arguments and equal to the formula.
@@ -102,12 +103,12 @@ func TestLiteralLaplacianOfLearnedKernelIsMinusK(t *testing.T) {
 		for j := 0; j < 15; j++ {
 			s += k.At(i, j)
 		}
-		if math.Abs(s) > 1e-9*math.Sqrt(learners.Frobenius(k, k)) {
+		if math.Abs(s) > 1e-9*math.Sqrt(kernelmath.Frobenius(k, k)) {
 			t.Fatalf("row %d of the learned kernel sums to %g, not 0", i, s)
 		}
 	}
 	l := AffinityLaplacian(k)
-	if ok, _ := learners.IsPSD(l, 1e-10); !ok {
+	if ok, _ := kernelmath.IsPSD(l, 1e-10); !ok {
 		t.Fatal("the affinity Laplacian is not PSD")
 	}
 }

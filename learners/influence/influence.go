@@ -31,7 +31,7 @@
 // sum alpha_l K'_l (unit diagonal); Stats.Objective = alpha's, Iterations =
 // cutting-plane rounds (0 for convex). The weights are those of the
 // normalised kernels: a caller that combines the kernels as it holds them
-// (the recommender's learners.NewKernelSum) gets the learned kernel when
+// (the recommender's kernelmath.NewKernelSum) gets the learned kernel when
 // they have unit diagonals (social's cosine mode), a rescaled one otherwise.
 package influence
 
@@ -41,6 +41,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
@@ -116,7 +117,7 @@ func Influence(x *mat.Dense, n int, squared bool) []float64 {
 	mu := make([]float64, n)
 	d := make([]float64, n)
 	if x != nil {
-		sq := learners.SqDistances(x)
+		sq := kernelmath.SqDistances(x)
 		for i := range n {
 			for j := range n {
 				w := sq.At(i, j)
@@ -144,11 +145,11 @@ type Problem struct {
 	S       []float64       // s_l = mu' B_l 1
 }
 
-// NewProblem normalises the kernels (learners.NormalizeCosine) and computes s.
+// NewProblem normalises the kernels (kernelmath.NormalizeCosine) and computes s.
 func NewProblem(kernels []*mat.SymDense, mu []float64) *Problem {
 	p := &Problem{}
 	for _, k := range kernels {
-		kn := learners.NormalizeCosine(k)
+		kn := kernelmath.NormalizeCosine(k)
 		n := kn.SymmetricDim()
 		s := 0.0
 		for i := range n {
@@ -203,7 +204,7 @@ func (p *Problem) Combine(alpha []float64) *mat.SymDense {
 
 // minEigen returns the smallest eigenpair of K(alpha).
 func (p *Problem) minEigen(alpha []float64) (float64, []float64, error) {
-	vals, vecs, err := learners.Eigen(p.Combine(alpha))
+	vals, vecs, err := kernelmath.Eigen(p.Combine(alpha))
 	if err != nil {
 		return 0, nil, err
 	}

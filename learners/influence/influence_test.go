@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
@@ -38,7 +39,7 @@ func TestInfluenceByHand(t *testing.T) {
 func problem(t *testing.T, n int) (*Problem, *mat.Dense) {
 	t.Helper()
 	x := learnertest.Problem(n, 3).Features
-	k := []*mat.SymDense{learners.Linear(x), learners.Polynomial(x, 2, 1), learners.RBF(x, 4)}
+	k := []*mat.SymDense{kernelmath.Linear(x), kernelmath.Polynomial(x, 2, 1), kernelmath.RBF(x, 4)}
 	return NewProblem(k, Influence(x, n, false)), x
 }
 
@@ -173,7 +174,7 @@ func TestAffineThreeKernels(t *testing.T) {
 // (K' ~ 11') has s ~ 0 and is selected, useless as it is.
 func TestRewardsFlatKernels(t *testing.T) {
 	x := learnertest.Problem(12, 4).Features
-	ks := []*mat.SymDense{learners.Linear(x), learners.RBF(x, 1), learners.RBF(x, 1e6)}
+	ks := []*mat.SymDense{kernelmath.Linear(x), kernelmath.RBF(x, 1), kernelmath.RBF(x, 1e6)}
 	l, _, err := learners.New(Name, nil)
 	if err != nil {
 		t.Fatal(err)

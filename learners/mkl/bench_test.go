@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"github.com/kernelrank/kernelrank/learners/mkl"
 )
 
 // BenchmarkFitIonosphere times one fit of each baseline on one split of
 // ionosphere (the thesis' protocol: 175 training points, the other 176
-// unlabelled, the 455 unit-trace base kernels of learners.MKLBaseKernels
+// unlabelled, the 455 unit-trace base kernels of kernelmath.MKLBaseKernels
 // over all 351, C = 100; kernel construction not timed).
 func BenchmarkFitIonosphere(b *testing.B) {
 	x, y := learnertest.LIBSVMSet(b, "ionosphere_scale")

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 )
 
 // BenchmarkSolve times the inner step that MKL^level and LpMKL repeat: the

@@ -23,7 +23,7 @@ import (
 //  3. stop when the gap (U - L) / |U| <= tol;
 //  4. level l = lambda U + (1 - lambda) L; theta_{k+1} = the Euclidean
 //     projection of theta_k onto {theta in simplex : g_k(theta) <= l}, a QP
-//     solved exactly by an active-set method (projectLevel; learners.SimplexQP
+//     solved exactly by an active-set method (projectLevel; kernelmath.SimplexQP
 //     does not take the cut constraints), from the LP's minimiser, which
 //     lies in the level set.
 //

@@ -19,7 +19,7 @@
 // SVM, class 1 (+1) against class 0 (-1), as in the thesis; more classes
 // give one SVM per class against the rest with the duals summed and the
 // kernel weights shared (an extension: the thesis' experiments are binary).
-// The SVM is learners.TrainSVM with the parameter c as C; by default every
+// The SVM is kernelmath.TrainSVM with the parameter c as C; by default every
 // base kernel is divided by its trace over the labelled points (the
 // thesis' unit-trace normalisation, a no-op on kernels already normalised
 // on the training data), and the weights refer to the normalised kernels.
@@ -31,6 +31,8 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/mklsvm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -44,13 +46,13 @@ const (
 // supervised is what the SVM-based learners share: C, the SVM tolerance,
 // the normalisation, and the stopping rule.
 type supervised struct {
-	svm     learners.MKLSVMConfig
+	svm     mklsvm.Config
 	tol     float64
 	maxIter int
 }
 
 func newSupervised(v learners.Values) supervised {
-	return supervised{svm: learners.NewMKLSVMConfig(v), tol: v.Float("tol"), maxIter: v.Int("max_iter")}
+	return supervised{svm: mklsvm.NewConfig(v), tol: v.Float("tol"), maxIter: v.Int("max_iter")}
 }
 
 func init() {
@@ -70,7 +72,7 @@ func init() {
 		Doc: "L_p-norm MKL (Kloft et al. 2009): weights theta >= 0 with |theta|_p = 1 by the analytic update " +
 			"alternating with an SVM; stops when theta changes by less than tol relative. Needs Kernels and Labels.",
 		Needs: learners.NeedKernels | learners.NeedLabels,
-		Params: append(learners.MKLSVMParams(), p,
+		Params: append(mklsvm.Params(), p,
 			learners.Float("tol", 1e-4, 0, 1, "stop when max_t |theta_t change| <= tol max_t theta_t"),
 			learners.Float("gap_tol", 1e-6, 0, 1, "or when the duality gap is at most gap_tol relative"),
 			learners.Int("max_iter", 100, 1, 1<<20, "cap on the SVM solves")),
@@ -88,7 +90,7 @@ func init() {
 			"cutting-plane lower bound by an exact LP, projection onto the level set by an exact active-set QP; " +
 			"stops when the relative gap between the bounds is below tol. Needs Kernels and Labels.",
 		Needs: learners.NeedKernels | learners.NeedLabels,
-		Params: append(learners.MKLSVMParams(), lambda,
+		Params: append(mklsvm.Params(), lambda,
 			learners.Float("tol", 1e-3, 0, 1, "stop when (U - L) / |U| <= tol, U and L the upper and lower bounds on the optimum"),
 			learners.Int("max_iter", 100, 1, 1<<20, "cap on the SVM solves")),
 		New: func(v learners.Values) (learners.Learner, error) {
@@ -100,10 +102,10 @@ func init() {
 // linearMKL is one fit of a linear MKL learner: the tasks, the kernels and
 // a buffer for the combined kernel over the labelled points.
 type linearMKL struct {
-	tasks *learners.SVMTasks
-	ks    *learners.KernelSet
-	lab   *learners.Restricted // the kernels over the labelled points
-	opt   learners.SVMOptions
+	tasks *kernelmath.SVMTasks
+	ks    *kernelmath.KernelSet
+	lab   *kernelmath.Restricted // the kernels over the labelled points
+	opt   kernelmath.SVMOptions
 	k     *mat.SymDense
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
@@ -48,7 +49,7 @@ func problem(n, m int, seed uint64) *learners.Input {
 			x.Set(i, 0, float64(2*(i%2)-1)+(0.5+float64(t)/2)*r.NormFloat64())
 			x.Set(i, 1, r.NormFloat64())
 		}
-		in.Kernels = append(in.Kernels, learners.RBF(x, 2))
+		in.Kernels = append(in.Kernels, kernelmath.RBF(x, 2))
 	}
 	return in
 }
@@ -78,7 +79,7 @@ func quadratic(t *testing.T, in *learners.Input, theta []float64, c, eps float64
 			}
 		}
 	}
-	m, err := learners.TrainSVM(context.Background(), k, y, learners.SVMOptions{C: c, Eps: eps})
+	m, err := kernelmath.TrainSVM(context.Background(), k, y, kernelmath.SVMOptions{C: c, Eps: eps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func dykstra(c []float64, a [][]float64, b []float64) []float64 {
 			}
 			prev := append([]float64(nil), y...)
 			if s == 0 {
-				learners.ProjectSimplex(y)
+				kernelmath.ProjectSimplex(y)
 			} else if v := floats.Dot(a[s-1], y) - b[s-1]; v > 0 {
 				floats.AddScaled(y, -v/floats.Dot(a[s-1], a[s-1]), a[s-1])
 			}
@@ -301,14 +302,14 @@ func TestProjectLevel(t *testing.T) {
 		for i := range c {
 			c[i] = r.Float64()
 		}
-		learners.ProjectSimplex(c)
+		kernelmath.ProjectSimplex(c)
 		x0 := make([]float64, m)
 		x0[trial%m] = 1 // a vertex, as the LP returns
 		if trial%2 == 0 {
 			for i := range x0 {
 				x0[i] = r.Float64()
 			}
-			learners.ProjectSimplex(x0)
+			kernelmath.ProjectSimplex(x0)
 		}
 		a := make([][]float64, k)
 		b := make([]float64, k)

@@ -15,6 +15,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/alignf"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -61,7 +62,7 @@ type trained struct {
 	names                          []string
 	weights                        []float64
 	alignment                      float64
-	kernel                         learners.KernelMatrix
+	kernel                         kernelmath.KernelMatrix
 	model                          *mklr.Model
 	negatives                      int
 	tKernels, tAlign, tNeg, tTrain time.Duration
@@ -102,7 +103,7 @@ func train(tb testing.TB, ds *social.Dataset, view social.View, v variant) *trai
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var base []learners.KernelMatrix
+	var base []kernelmath.KernelMatrix
 	for _, nk := range named {
 		if nk.Name != social.KernelRegLaplacian {
 			out.names = append(out.names, nk.Name)
@@ -120,7 +121,7 @@ func train(tb testing.TB, ds *social.Dataset, view social.View, v variant) *trai
 		tb.Fatal(err)
 	}
 	out.weights, out.alignment = res.Weights, res.Alignment
-	if out.kernel, err = learners.NewKernelSum(res.Weights, base); err != nil {
+	if out.kernel, err = kernelmath.NewKernelSum(res.Weights, base); err != nil {
 		tb.Fatal(err)
 	}
 	out.tAlign = time.Since(start)

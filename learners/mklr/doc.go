@@ -2,7 +2,7 @@
 // import vector machine: the second stage of Zhuang's social-strength model
 // (thesis section 7.4, spec B.3), which scores how likely two users are to
 // be friends from a combined user kernel K_u (the first stage: e.g. the
-// learners/alignf weights combined with learners.NewKernelSum).
+// learners/alignf weights combined with kernelmath.NewKernelSum).
 //
 // # Model
 //

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -14,11 +15,11 @@ import (
 // kernels from the feature map), friends mostly within a group.
 type community struct {
 	phi *mat.Dense // n x d features
-	k   learners.KernelMatrix
+	k   kernelmath.KernelMatrix
 	// base, for Options.Base, are the linear kernels of the first d/2
 	// features and of extra, random features unrelated to the groups (so
 	// that they do not separate the pairs: unpenalised terms would diverge).
-	base     []learners.KernelMatrix
+	base     []kernelmath.KernelMatrix
 	extra    *mat.Dense
 	group    []int
 	pos, neg []learners.Pair
@@ -39,15 +40,15 @@ func newCommunity(t testing.TB, n, groups, d int, seed uint64) *community {
 			c.phi.Set(u, f, centres.At(g, f)+0.4*r.NormFloat64())
 		}
 	}
-	c.k = learners.DenseKernel{K: learners.Linear(c.phi)}
+	c.k = kernelmath.DenseKernel{K: kernelmath.Linear(c.phi)}
 	c.extra = mat.NewDense(n, 3, nil)
 	rx := rand.New(rand.NewPCG(seed, 100)) // its own stream: the planted data stay as they were
 	for i := range c.extra.RawMatrix().Data {
 		c.extra.RawMatrix().Data[i] = rx.NormFloat64()
 	}
-	c.base = []learners.KernelMatrix{
-		learners.DenseKernel{K: learners.Linear(mat.DenseCopyOf(c.phi.Slice(0, n, 0, d/2)))},
-		learners.DenseKernel{K: learners.Linear(c.extra)},
+	c.base = []kernelmath.KernelMatrix{
+		kernelmath.DenseKernel{K: kernelmath.Linear(mat.DenseCopyOf(c.phi.Slice(0, n, 0, d/2)))},
+		kernelmath.DenseKernel{K: kernelmath.Linear(c.extra)},
 	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {

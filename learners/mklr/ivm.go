@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -39,7 +40,7 @@ type Options struct {
 	// gamma_t unpenalised: typically the base kernels K_u combines, whose
 	// weights the logistic loss then refits (then KernelTerm, a combination
 	// of them, would only make the fixed features dependent).
-	Base []learners.KernelMatrix
+	Base []kernelmath.KernelMatrix
 	// Seed seeds the draws of candidates.
 	Seed uint64
 }
@@ -76,13 +77,13 @@ const depTol = 1e-8
 
 // Train fits the model on the positive pairs pos (friends) and negative
 // pairs neg over the users of k, the combined user kernel (any
-// learners.KernelMatrix: rows, entries and the diagonal are read). See the
+// kernelmath.KernelMatrix: rows, entries and the diagonal are read). See the
 // package doc for the model and the algorithm. Errors wrap
 // learners.ErrInput (a nil kernel, a non-finite diagonal or row, empty pos
 // or neg, a pair out of range or of one user twice, bad options), are
 // ctx's, or wrap learners.ErrNotConverged, returned with the model of the
 // last refit when a Newton refit fails to converge.
-func Train(ctx context.Context, k learners.KernelMatrix, pos, neg []learners.Pair, opts Options) (*Model, error) {
+func Train(ctx context.Context, k kernelmath.KernelMatrix, pos, neg []learners.Pair, opts Options) (*Model, error) {
 	t, err := newTrainer(ctx, k, pos, neg, opts)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func Train(ctx context.Context, k learners.KernelMatrix, pos, neg []learners.Pai
 // coefficients, then those of the q fixed (unpenalised) features.
 type trainer struct {
 	ctx  context.Context
-	k    learners.KernelMatrix
+	k    kernelmath.KernelMatrix
 	n    int
 	opts Options
 
@@ -124,7 +125,7 @@ type trainer struct {
 }
 
 // newTrainer checks the input and sets up a run.
-func newTrainer(ctx context.Context, k learners.KernelMatrix, pos, neg []learners.Pair, opts Options) (*trainer, error) {
+func newTrainer(ctx context.Context, k kernelmath.KernelMatrix, pos, neg []learners.Pair, opts Options) (*trainer, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -204,8 +205,8 @@ func (t *trainer) initFixed() error {
 
 // termKernels lists the kernels of the unpenalised kernel terms, in the
 // order of their coefficients: K_u (KernelTerm), then Options.Base.
-func (t *trainer) termKernels() []learners.KernelMatrix {
-	var ks []learners.KernelMatrix
+func (t *trainer) termKernels() []kernelmath.KernelMatrix {
+	var ks []kernelmath.KernelMatrix
 	if t.opts.KernelTerm {
 		ks = append(ks, t.k)
 	}

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
 // configs are the model variants the golden tests run over, with base
 // kernel terms (Options.Base) from base.
-func configs(base []learners.KernelMatrix) []Options {
+func configs(base []kernelmath.KernelMatrix) []Options {
 	return []Options{
 		{Pair: PairSquared},
 		{Pair: PairSquared, KernelTerm: true},
@@ -34,7 +35,7 @@ func name(o Options) string {
 }
 
 // run trains and returns the trainer, for white-box checks.
-func run(t *testing.T, k learners.KernelMatrix, pos, neg []learners.Pair, o Options) (*trainer, *Model) {
+func run(t *testing.T, k kernelmath.KernelMatrix, pos, neg []learners.Pair, o Options) (*trainer, *Model) {
 	t.Helper()
 	tr, err := newTrainer(context.Background(), k, pos, neg, o)
 	if err != nil {
@@ -311,7 +312,7 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 	for i := range x.RawMatrix().Data {
 		x.RawMatrix().Data[i] = r.NormFloat64()
 	}
-	ku := learners.RBF(x, 2)
+	ku := kernelmath.RBF(x, 2)
 	var pos, neg, unseen []learners.Pair
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
@@ -333,7 +334,7 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 			y[i] = 1
 		}
 	}
-	base := []learners.KernelMatrix{learners.DenseKernel{K: learners.RBF(x, 1)}, learners.DenseKernel{K: learners.RBF(x, 4)}}
+	base := []kernelmath.KernelMatrix{kernelmath.DenseKernel{K: kernelmath.RBF(x, 1)}, kernelmath.DenseKernel{K: kernelmath.RBF(x, 4)}}
 	formula := func(kind PairKernel, p, q learners.Pair) float64 {
 		if kind == PairTensor {
 			return ku.At(p.I, q.I)*ku.At(p.J, q.J) + ku.At(p.I, q.J)*ku.At(p.J, q.I)
@@ -347,7 +348,7 @@ func TestAllImportedEqualsFullKLR(t *testing.T) {
 	for _, o := range configs(base) {
 		t.Run(name(o), func(t *testing.T) {
 			o.MaxImport, o.Candidates, o.Tol, o.C = len(pairs), len(pairs), -1, 0.01
-			m, err := Train(context.Background(), learners.DenseKernel{K: ku}, pos, neg, o)
+			m, err := Train(context.Background(), kernelmath.DenseKernel{K: ku}, pos, neg, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -510,7 +511,7 @@ func TestDifferenceKernelRanksGlobally(t *testing.T) {
 func TestTrainBadInput(t *testing.T) {
 	c := newCommunity(t, 12, 2, 10, 8)
 	nan := mat.NewSymDense(12, nil)
-	nan.CopySym(c.k.(learners.DenseKernel).K)
+	nan.CopySym(c.k.(kernelmath.DenseKernel).K)
 	nanDiag, nanOff := mat.NewSymDense(12, nil), mat.NewSymDense(12, nil)
 	nanDiag.CopySym(nan)
 	nanDiag.SetSym(3, 3, math.NaN())
@@ -518,7 +519,7 @@ func TestTrainBadInput(t *testing.T) {
 	nanOff.SetSym(2, 5, math.NaN())
 	ctx := context.Background()
 	cases := map[string]struct {
-		k        learners.KernelMatrix
+		k        kernelmath.KernelMatrix
 		pos, neg []learners.Pair
 		opts     Options
 	}{
@@ -528,13 +529,13 @@ func TestTrainBadInput(t *testing.T) {
 		"user out of range": {c.k, append(slices.Clone(c.pos), learners.Pair{I: 0, J: 12}), c.neg, Options{}},
 		"negative user":     {c.k, c.pos, append(slices.Clone(c.neg), learners.Pair{I: -1, J: 2}), Options{}},
 		"self pair":         {c.k, append(slices.Clone(c.pos), learners.Pair{I: 4, J: 4}), c.neg, Options{}},
-		"NaN diagonal":      {learners.DenseKernel{K: nanDiag}, c.pos, c.neg, Options{}},
-		"NaN entry":         {learners.DenseKernel{K: nanOff}, c.pos, c.neg, Options{Candidates: 1000}},
+		"NaN diagonal":      {kernelmath.DenseKernel{K: nanDiag}, c.pos, c.neg, Options{}},
+		"NaN entry":         {kernelmath.DenseKernel{K: nanOff}, c.pos, c.neg, Options{Candidates: 1000}},
 		"negative C":        {c.k, c.pos, c.neg, Options{C: -1}},
 		"unknown pair":      {c.k, c.pos, c.neg, Options{Pair: PairKernel(7)}},
 		"negative cap":      {c.k, c.pos, c.neg, Options{MaxImport: -3}},
-		"base size":         {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}}},
-		"nil base":          {c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{nil}}},
+		"base size":         {c.k, c.pos, c.neg, Options{Base: []kernelmath.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}}},
+		"nil base":          {c.k, c.pos, c.neg, Options{Base: []kernelmath.KernelMatrix{nil}}},
 	}
 	for name, cs := range cases {
 		if _, err := Train(ctx, cs.k, cs.pos, cs.neg, cs.opts); !errors.Is(err, learners.ErrInput) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -72,7 +73,7 @@ type Model struct {
 	gamma      float64
 	baseW      []float64
 	// terms is gamma K_u + sum_t gamma_t K^t, nil without kernel terms.
-	terms learners.KernelMatrix
+	terms kernelmath.KernelMatrix
 	// feat is n x |S| with feat(u, s) = e_s(u), or for PairTensor n x 2|S|
 	// with feat(u, 2s) = K_u(u, s1) and feat(u, 2s+1) = K_u(u, s2).
 	feat *mat.Dense

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // NegativeMode selects where SampleNegatives draws the negatives of a user
@@ -81,7 +82,7 @@ func (o *NegativeOptions) setDefaults() error {
 // sizes, friends out of range or self-loops, non-finite kernel entries) or
 // are ctx's. Cost: every row of every base kernel once, plus O(n) a row, in
 // parallel over users.
-func SampleNegatives(ctx context.Context, base []learners.KernelMatrix, friends []learners.Pair, opts NegativeOptions) ([]learners.Pair, error) {
+func SampleNegatives(ctx context.Context, base []kernelmath.KernelMatrix, friends []learners.Pair, opts NegativeOptions) ([]learners.Pair, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func newSampler(n int) *sampler {
 }
 
 // draw returns the negatives of user i, sorted.
-func (s *sampler) draw(i int, base []learners.KernelMatrix, adj [][]int, opts NegativeOptions) ([]int, error) {
+func (s *sampler) draw(i int, base []kernelmath.KernelMatrix, adj [][]int, opts NegativeOptions) ([]int, error) {
 	if opts.Mode == NegHard {
 		// Block everyone, then open the friends' friends.
 		for j := range s.blocked {
@@ -219,7 +220,7 @@ func (s *sampler) draw(i int, base []learners.KernelMatrix, adj [][]int, opts Ne
 }
 
 // blockNeighbours blocks the users in some base kernel's top-n of i.
-func (s *sampler) blockNeighbours(i int, base []learners.KernelMatrix, n int) error {
+func (s *sampler) blockNeighbours(i int, base []kernelmath.KernelMatrix, n int) error {
 	for t, k := range base {
 		k.Row(i, s.row)
 		s.sel = s.sel[:0]

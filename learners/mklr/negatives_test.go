@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -31,7 +32,7 @@ func TestKthLargest(t *testing.T) {
 	}
 }
 
-func denseOf(rows [][]float64) learners.KernelMatrix {
+func denseOf(rows [][]float64) kernelmath.KernelMatrix {
 	n := len(rows)
 	k := mat.NewSymDense(n, nil)
 	for i := range rows {
@@ -39,7 +40,7 @@ func denseOf(rows [][]float64) learners.KernelMatrix {
 			k.SetSym(i, j, rows[i][j])
 		}
 	}
-	return learners.DenseKernel{K: k}
+	return kernelmath.DenseKernel{K: k}
 }
 
 // Six users, two kernels, N = 2, one friendship (0, 4), worked by hand. A
@@ -67,11 +68,11 @@ func TestSampleNegativesByHand(t *testing.T) {
 		{0, 0, 0, 4, 5, 0},
 		{0, 0, 1, 0, 0, 5},
 	})
-	k2, err := learners.NewSparseSym(6, []learners.Triplet{{I: 0, J: 0, V: 1}, {I: 1, J: 1, V: 1}, {I: 2, J: 2, V: 1}, {I: 3, J: 3, V: 1}, {I: 4, J: 4, V: 1}, {I: 5, J: 5, V: 1}, {I: 3, J: 5, V: 1}})
+	k2, err := kernelmath.NewSparseSym(6, []kernelmath.Triplet{{I: 0, J: 0, V: 1}, {I: 1, J: 1, V: 1}, {I: 2, J: 2, V: 1}, {I: 3, J: 3, V: 1}, {I: 4, J: 4, V: 1}, {I: 5, J: 5, V: 1}, {I: 3, J: 5, V: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 10})
+	got, err := SampleNegatives(context.Background(), []kernelmath.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 	}
 	// With one draw a user, each user's draw is one of its candidates.
 	cands := map[int][]int{0: {3, 5}, 1: {3, 4, 5}, 2: {3, 4, 5}, 3: {1, 2}, 4: {1, 2, 5}, 5: {0, 1, 4}}
-	got, err = SampleNegatives(context.Background(), []learners.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 1, Seed: 3})
+	got, err = SampleNegatives(context.Background(), []kernelmath.KernelMatrix{k1, k2}, []learners.Pair{{I: 0, J: 4}}, NegativeOptions{Mode: NegConservative, Neighbours: 2, PerUser: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestSampleNegativesByHand(t *testing.T) {
 
 // topN returns the users j != i among the n most similar to i by brute
 // force (sorting), with the ties and zero rule of the package doc.
-func topN(k learners.KernelMatrix, i, n int) map[int]bool {
+func topN(k kernelmath.KernelMatrix, i, n int) map[int]bool {
 	row := make([]float64, k.Dim())
 	k.Row(i, row)
 	var others []float64
@@ -124,7 +125,7 @@ func TestSampleNegativesProperties(t *testing.T) {
 	for i := range x.RawMatrix().Data {
 		x.RawMatrix().Data[i] = r.NormFloat64()
 	}
-	base := []learners.KernelMatrix{c.k, learners.DenseKernel{K: learners.RBF(x, 1)}}
+	base := []kernelmath.KernelMatrix{c.k, kernelmath.DenseKernel{K: kernelmath.RBF(x, 1)}}
 	opts := NegativeOptions{Mode: NegConservative, Neighbours: 10, PerUser: 4, Seed: 5}
 	sample := func(o NegativeOptions, procs int) []learners.Pair {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -212,7 +213,7 @@ func TestSampleNegativesModes(t *testing.T) {
 			opts := NegativeOptions{Mode: mode, PerUser: 5, Seed: 5}
 			sample := func(o NegativeOptions, procs int) []learners.Pair {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				neg, err := SampleNegatives(context.Background(), []learners.KernelMatrix{c.k}, friends, o)
+				neg, err := SampleNegatives(context.Background(), []kernelmath.KernelMatrix{c.k}, friends, o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -249,18 +250,18 @@ func TestSampleNegativesBadInput(t *testing.T) {
 	small := denseOf([][]float64{{1, 0}, {0, 1}})
 	ctx := context.Background()
 	cases := map[string]struct {
-		base    []learners.KernelMatrix
+		base    []kernelmath.KernelMatrix
 		friends []learners.Pair
 		opts    NegativeOptions
 	}{
 		"no kernels":          {nil, nil, NegativeOptions{}},
-		"size mismatch":       {[]learners.KernelMatrix{k, small}, nil, NegativeOptions{}},
-		"friend out of range": {[]learners.KernelMatrix{k}, []learners.Pair{{I: 0, J: 3}}, NegativeOptions{}},
-		"friend self-loop":    {[]learners.KernelMatrix{k}, []learners.Pair{{I: 1, J: 1}}, NegativeOptions{}},
-		"NaN entry":           {[]learners.KernelMatrix{nan}, nil, NegativeOptions{Mode: NegConservative}},
-		"negative N":          {[]learners.KernelMatrix{k}, nil, NegativeOptions{Neighbours: -1}},
-		"negative PerUser":    {[]learners.KernelMatrix{k}, nil, NegativeOptions{PerUser: -2}},
-		"unknown mode":        {[]learners.KernelMatrix{k}, nil, NegativeOptions{Mode: NegativeMode(9)}},
+		"size mismatch":       {[]kernelmath.KernelMatrix{k, small}, nil, NegativeOptions{}},
+		"friend out of range": {[]kernelmath.KernelMatrix{k}, []learners.Pair{{I: 0, J: 3}}, NegativeOptions{}},
+		"friend self-loop":    {[]kernelmath.KernelMatrix{k}, []learners.Pair{{I: 1, J: 1}}, NegativeOptions{}},
+		"NaN entry":           {[]kernelmath.KernelMatrix{nan}, nil, NegativeOptions{Mode: NegConservative}},
+		"negative N":          {[]kernelmath.KernelMatrix{k}, nil, NegativeOptions{Neighbours: -1}},
+		"negative PerUser":    {[]kernelmath.KernelMatrix{k}, nil, NegativeOptions{PerUser: -2}},
+		"unknown mode":        {[]kernelmath.KernelMatrix{k}, nil, NegativeOptions{Mode: NegativeMode(9)}},
 	}
 	for name, cs := range cases {
 		if _, err := SampleNegatives(ctx, cs.base, cs.friends, cs.opts); !errors.Is(err, learners.ErrInput) {
@@ -269,7 +270,7 @@ func TestSampleNegativesBadInput(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := SampleNegatives(cctx, []learners.KernelMatrix{k}, nil, NegativeOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := SampleNegatives(cctx, []kernelmath.KernelMatrix{k}, nil, NegativeOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -17,7 +18,7 @@ func TestRegisteredScorerIsTrain(t *testing.T) {
 	if err != nil || spec.Kind != learners.KindScorer {
 		t.Fatalf("New: %v, kind %s", err, spec.Kind)
 	}
-	out, err := l.Fit(context.Background(), &learners.Input{Matrices: append([]learners.KernelMatrix{c.k}, c.base...), MustLink: c.pos, CannotLink: c.neg})
+	out, err := l.Fit(context.Background(), &learners.Input{Matrices: append([]kernelmath.KernelMatrix{c.k}, c.base...), MustLink: c.pos, CannotLink: c.neg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestSeparablePairsConverge(t *testing.T) {
 			}
 		}
 	}
-	m, err := Train(context.Background(), c.k, c.pos, c.neg, Options{Base: []learners.KernelMatrix{learners.DenseKernel{K: same}}})
+	m, err := Train(context.Background(), c.k, c.pos, c.neg, Options{Base: []kernelmath.KernelMatrix{kernelmath.DenseKernel{K: same}}})
 	if err != nil {
 		t.Fatalf("Train: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // State is the fitted state of a Model without its kernels: what a model
@@ -38,7 +39,7 @@ func (m *Model) State() State {
 // learners.ErrInput: a state that does not fit the kernels (an import out
 // of range, as many coefficients as imports or base kernels but not both,
 // a non-finite coefficient, an unknown pair kernel).
-func FromState(st State, k learners.KernelMatrix, base []learners.KernelMatrix) (*Model, error) {
+func FromState(st State, k kernelmath.KernelMatrix, base []kernelmath.KernelMatrix) (*Model, error) {
 	if k == nil {
 		return nil, fmt.Errorf("%w: mklr: no kernel", learners.ErrInput)
 	}
@@ -75,17 +76,17 @@ func FromState(st State, k learners.KernelMatrix, base []learners.KernelMatrix) 
 
 // newModel assembles a model from its state, its kernels and the kernel
 // rows of its imports: the end of training and FromState.
-func newModel(st State, k learners.KernelMatrix, base []learners.KernelMatrix, rows [][2][]float64) (*Model, error) {
+func newModel(st State, k kernelmath.KernelMatrix, base []kernelmath.KernelMatrix, rows [][2][]float64) (*Model, error) {
 	m := &Model{pair: st.Pair, imports: st.Imports, alpha: st.Alpha, bias: st.Bias,
 		kernelTerm: st.KernelTerm, gamma: st.Gamma, baseW: st.BaseWeights, stats: st.Stats}
 	var coef []float64
-	var ks []learners.KernelMatrix
+	var ks []kernelmath.KernelMatrix
 	if st.KernelTerm {
 		coef, ks = append(coef, st.Gamma), append(ks, k)
 	}
 	coef, ks = append(coef, st.BaseWeights...), append(ks, base...)
 	if len(ks) > 0 {
-		terms, err := learners.NewKernelSum(coef, ks)
+		terms, err := kernelmath.NewKernelSum(coef, ks)
 		if err != nil {
 			return nil, fmt.Errorf("mklr: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // TestFromState rebuilds trained models from their state and checks every
@@ -70,8 +71,8 @@ func TestFromStateBadInput(t *testing.T) {
 	}
 	for name, cs := range map[string]struct {
 		st   State
-		k    learners.KernelMatrix
-		base []learners.KernelMatrix
+		k    kernelmath.KernelMatrix
+		base []kernelmath.KernelMatrix
 	}{
 		"no kernel":           {good, nil, c.base},
 		"base kernel missing": {good, c.k, c.base[:1]},
@@ -81,7 +82,7 @@ func TestFromStateBadInput(t *testing.T) {
 		"NaN alpha":           {edit(func(s *State) { s.Alpha[1] = math.NaN() }), c.k, c.base},
 		"infinite bias":       {edit(func(s *State) { s.Bias = math.Inf(1) }), c.k, c.base},
 		"unknown pair":        {edit(func(s *State) { s.Pair = 9 }), c.k, c.base},
-		"base of other size":  {good, c.k, []learners.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}},
+		"base of other size":  {good, c.k, []kernelmath.KernelMatrix{c.base[0], denseOf([][]float64{{1, 0}, {0, 1}})}},
 	} {
 		if _, err := FromState(cs.st, cs.k, cs.base); !errors.Is(err, learners.ErrInput) {
 			t.Errorf("%s: %v, want an error wrapping learners.ErrInput", name, err)

@@ -43,7 +43,8 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -148,7 +149,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 // topEigenvectors returns the eigenvectors of the d largest eigenvalues of k.
 func topEigenvectors(k *mat.SymDense, d int) (*mat.Dense, error) {
 	n := k.SymmetricDim()
-	var pe learners.PartialEigen
+	var pe kernelmath.PartialEigen
 	if err := pe.Factorize(k); err != nil {
 		return nil, err
 	}

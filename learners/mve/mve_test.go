@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -75,7 +76,7 @@ func spearman(v []float64) float64 {
 // kernel) is not (rank correlation 0.5).
 func TestUnfoldsSpiral(t *testing.T) {
 	for _, n := range []int{60, 100} {
-		in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(spiral(n))}}
+		in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(spiral(n))}}
 		out, err := newLearner(t, "").Fit(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
@@ -94,7 +95,7 @@ func TestUnfoldsSpiral(t *testing.T) {
 
 // topFraction is the share of the d largest eigenvalues in the trace of the centred kernel.
 func topFraction(k *mat.SymDense, d int) float64 {
-	vals, _, err := learners.Eigen(learners.Center(k))
+	vals, _, err := kernelmath.Eigen(kernelmath.Center(k))
 	if err != nil {
 		panic(err)
 	}
@@ -121,7 +122,7 @@ func TestConcentratesVariance(t *testing.T) {
 			x.Set(i, j, r.NormFloat64()*float64(5-j))
 		}
 	}
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}}
+	in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}}
 	l := newLearner(t, "")
 	prev := math.Inf(-1)
 	l.trace = func(outer int, res *npkl.Result, _ float64) {
@@ -156,7 +157,7 @@ func TestLine(t *testing.T) {
 		x.Set(i, 1, 2*s)
 		x.Set(i, 2, -s)
 	}
-	out, err := newLearner(t, "").Fit(context.Background(), &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}})
+	out, err := newLearner(t, "").Fit(context.Background(), &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -138,7 +139,7 @@ func centroid(us []*mat.Dense, k int) (*mat.Dense, error) {
 	_, w := g.Dims()
 	gram := mat.NewSymDense(w, nil)
 	gram.SymOuterK(1, g.T())
-	vals, vecs, err := learners.Eigen(gram)
+	vals, vecs, err := kernelmath.Eigen(gram)
 	if err != nil {
 		return nil, err
 	}

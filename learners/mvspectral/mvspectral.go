@@ -25,7 +25,7 @@
 // zero row is left at 0): for co-training and pairwise co-regularisation
 // the row-normalised U of every view side by side (n x mk, spec 2 step 5
 // without a prior) or of one chosen view (final_view), for the centroid
-// variant U* (n x k). The k-means itself is the caller's (learners.KMeans),
+// variant U* (n x k). The k-means itself is the caller's (kernelmath.KMeans),
 // so that the evaluation can draw the 20 restarts of the protocol.
 //
 // Negative similarities: the symmetrised projection of co-training can
@@ -37,9 +37,9 @@
 // convention for a zero row norm). The same rule is applied to a base
 // kernel with a negative entry; Gaussian kernels have none.
 //
-// Eigensolver: learners.PartialEigen (dense, exact, also on the repeated
+// Eigensolver: kernelmath.PartialEigen (dense, exact, also on the repeated
 // eigenvalues of the block-structured toy graphs) up to DenseMax points,
-// learners.TopK (Lanczos on the dense matrix, O(n^2) a step) above, since
+// kernelmath.TopK (Lanczos on the dense matrix, O(n^2) a step) above, since
 // a fit needs up to m solves per round.
 package mvspectral
 
@@ -50,6 +50,7 @@ import (
 	"sort"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -202,7 +203,7 @@ func Affinity(s *mat.SymDense, absDegree bool) *mat.SymDense {
 func (c config) topK(a *mat.SymDense, k int) (*mat.Dense, float64, error) {
 	n := a.SymmetricDim()
 	if n <= DenseMax {
-		var pe learners.PartialEigen
+		var pe kernelmath.PartialEigen
 		if err := pe.Factorize(a); err != nil {
 			return nil, 0, err
 		}
@@ -217,7 +218,7 @@ func (c config) topK(a *mat.SymDense, k int) (*mat.Dense, float64, error) {
 		}
 		return u, floats.Sum(vals[n-k:]), nil
 	}
-	vals, u, err := learners.TopK(learners.SymOperator(a), k, learners.Largest, learners.LanczosOptions{Seed: c.seed, Tol: 1e-8})
+	vals, u, err := kernelmath.TopK(kernelmath.SymOperator(a), k, kernelmath.Largest, kernelmath.LanczosOptions{Seed: c.seed, Tol: 1e-8})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -314,7 +315,7 @@ func finalEmbedding(us []*mat.Dense, view int) (*mat.Dense, error) {
 // distances, the zero diagonal included (the authors' optSigma, spec 1.1),
 // and sigma. The diagonal is 1.
 func GaussianMedian(x *mat.Dense) (*mat.SymDense, float64) {
-	d := learners.SqDistances(x)
+	d := kernelmath.SqDistances(x)
 	n := d.SymmetricDim()
 	all := make([]float64, 0, n*n)
 	for i := 0; i < n; i++ {
@@ -332,5 +333,5 @@ func GaussianMedian(x *mat.Dense) (*mat.SymDense, float64) {
 	if sigma == 0 {
 		sigma = 1 // all points equal: any width gives the all-ones kernel
 	}
-	return learners.RBF(x, 2*sigma*sigma), sigma
+	return kernelmath.RBF(x, 2*sigma*sigma), sigma
 }

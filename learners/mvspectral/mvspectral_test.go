@@ -10,7 +10,8 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -98,7 +99,7 @@ func nmi(t *testing.T, name, params string, kernels []*mat.SymDense, truth []int
 	}
 	sum := 0.0
 	for s := range 20 {
-		c, err := learners.KMeans(context.Background(), out.Embedding, k, learners.KMeansOptions{Restarts: 1, Seed: uint64(s)})
+		c, err := kernelmath.KMeans(context.Background(), out.Embedding, k, kernelmath.KMeansOptions{Restarts: 1, Seed: uint64(s)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +236,7 @@ func TestTopKPathsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, _, err := learners.Eigen(l)
+	vals, _, err := kernelmath.Eigen(l)
 	if err != nil {
 		t.Fatal(err)
 	}

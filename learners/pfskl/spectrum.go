@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -37,8 +38,8 @@ func NewSpectrum(ctx context.Context, x *mat.Dense, gp GraphParams) (*Spectrum, 
 	if gp.K < 1 || gp.P < 1 || !(gp.Eps > 0) || math.IsInf(gp.Eps, 0) {
 		return nil, fmt.Errorf("%w: pfskl: want k >= 1, p >= 1, eps > 0; got %d, %d, %v", learners.ErrInput, gp.K, gp.P, gp.Eps)
 	}
-	d2 := learners.SqDistances(x)
-	pairs := learners.KNNPairs(d2, gp.K, false)
+	d2 := kernelmath.SqDistances(x)
+	pairs := kernelmath.KNNPairs(d2, gp.K, false)
 	sum := 0.0
 	for _, p := range pairs {
 		sum += d2.At(p.I, p.J)
@@ -47,7 +48,7 @@ func NewSpectrum(ctx context.Context, x *mat.Dense, gp GraphParams) (*Spectrum, 
 	if sigma2 == 0 { // every neighbour a duplicate: all weights 1
 		sigma2 = 1
 	}
-	g := learners.NewGraph(n, pairs, func(p learners.Pair) float64 { return math.Exp(-d2.At(p.I, p.J) / (2 * sigma2)) })
+	g := kernelmath.NewGraph(n, pairs, func(p learners.Pair) float64 { return math.Exp(-d2.At(p.I, p.J) / (2 * sigma2)) })
 	deg := g.Degrees()
 	inv := make([]float64, n)
 	for i, d := range deg {
@@ -67,7 +68,7 @@ func NewSpectrum(ctx context.Context, x *mat.Dense, gp GraphParams) (*Spectrum, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	vals, vecs, err := learners.Eigen(l)
+	vals, vecs, err := kernelmath.Eigen(l)
 	if err != nil {
 		return nil, fmt.Errorf("pfskl: %w", err)
 	}

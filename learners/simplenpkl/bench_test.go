@@ -11,8 +11,9 @@ import (
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
 	_ "github.com/kernelrank/kernelrank/learners/cmvu"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	_ "github.com/kernelrank/kernelrank/learners/mve"
-	"github.com/kernelrank/kernelrank/learners/npkl"
 	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 	_ "github.com/kernelrank/kernelrank/learners/spe"
 	"gonum.org/v1/gonum/mat"
@@ -36,7 +37,7 @@ func fit(b *testing.B, name, params string, in *learners.Input) *learners.Output
 // pairAccuracy clusters a kernel with kernel k-means and scores it with the
 // pairwise accuracy of the thesis.
 func pairAccuracy(b *testing.B, k *mat.SymDense, labels []int, classes int) float64 {
-	c, err := learners.KernelKMeans(context.Background(), k, classes, learners.KMeansOptions{Seed: 1})
+	c, err := kernelmath.KernelKMeans(context.Background(), k, classes, kernelmath.KMeansOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func BenchmarkA1a(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		base := learners.Linear(xs)
+		base := kernelmath.Linear(xs)
 		in := &learners.Input{Kernels: []*mat.SymDense{base}, MustLink: must, CannotLink: cannot}
 		kmeans := 100 * pairAccuracy(b, base, ls, classes)
 		for _, loss := range []string{"linear", "square-hinge"} {
@@ -128,7 +129,7 @@ func BenchmarkEigensolvers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := npkl.NormalizedAdjacency(n, learners.KNNPairs(learners.KernelDistances(learners.Linear(x)), 50, false))
+	g := npkl.NormalizedAdjacency(n, kernelmath.KNNPairs(kernelmath.KernelDistances(kernelmath.Linear(x)), 50, false))
 	pataki := int((math.Sqrt(8*float64(2*len(pairs))+1) - 1) / 2)
 	for _, c := range []struct {
 		solver npkl.Eigensolver
@@ -175,7 +176,7 @@ func BenchmarkEmbeddings(b *testing.B) {
 			ls[r] = learners.Unlabeled
 		}
 	}
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(xs)}}
+	in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(xs)}}
 	for _, name := range []string{"cmvu", "mve", "spe"} {
 		b.Run(name, func(b *testing.B) {
 			in := *in

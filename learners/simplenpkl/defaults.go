@@ -6,7 +6,8 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -67,7 +68,7 @@ func constraintTop(n int, pairs []learners.Pair, t []float64, seed uint64) (floa
 	}
 	op := &signedGraph{m: m, idx: idx, pairs: pairs, t: t}
 	if m > 300 {
-		vals, _, err := learners.TopK(op, 1, learners.Largest, learners.LanczosOptions{Seed: seed})
+		vals, _, err := kernelmath.TopK(op, 1, kernelmath.Largest, kernelmath.LanczosOptions{Seed: seed})
 		if err == nil {
 			return vals[0], nil
 		}

@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -127,7 +128,7 @@ func TestAutoCapacityLinearLoss(t *testing.T) {
 			aPlus.SymRankOne(aPlus, v, mat.NewVecDense(n, mat.Col(nil, c, &vecs)))
 		}
 	}
-	norm := math.Sqrt(learners.Frobenius(aPlus, aPlus))
+	norm := math.Sqrt(kernelmath.Frobenius(aPlus, aPlus))
 	m := make([]float64, len(ref.pairs))
 	for e, p := range ref.pairs {
 		m[e] = ref.t[e] * aPlus.At(p.I, p.J) / norm
@@ -298,7 +299,7 @@ func TestLossesAtDefaults(t *testing.T) {
 func TestGraphInput(t *testing.T) {
 	in, x := randomInput(30, 3, 30, 22)
 	x.Set(0, 1, 50) // one feature on another scale
-	in.Kernels = []*mat.SymDense{learners.Linear(x)}
+	in.Kernels = []*mat.SymDense{kernelmath.Linear(x)}
 	fitWith := func(params string, in *learners.Input) *mat.SymDense {
 		out, err := newLearner(t, params).Fit(context.Background(), in)
 		if err != nil {
@@ -307,7 +308,7 @@ func TestGraphInput(t *testing.T) {
 		return out.Kernel
 	}
 	std := fitWith(`{}`, in)
-	viaKernel := fitWith(`{"graph_input": "kernel"}`, &learners.Input{Kernels: []*mat.SymDense{learners.Linear(refZScore(x))}, MustLink: in.MustLink, CannotLink: in.CannotLink})
+	viaKernel := fitWith(`{"graph_input": "kernel"}`, &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(refZScore(x))}, MustLink: in.MustLink, CannotLink: in.CannotLink})
 	if d := symDiff(std, viaKernel); d > 1e-9 {
 		t.Fatalf("standardized vs the kernel of the z-scored features: %g", d)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/simplenpkl"
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,7 +29,7 @@ func TestTable32Protocol(t *testing.T) {
 	const reps = 3
 	for _, name := range []string{"iris", "wine_recognition"} {
 		x, labels, classes := loadUCI(t, name)
-		base := learners.Linear(x)
+		base := kernelmath.Linear(x)
 		var accKM, accSHL float64
 		for rep := 0; rep < reps; rep++ {
 			seed := uint64(rep + 1)
@@ -36,7 +37,7 @@ func TestTable32Protocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			km, err := learners.KernelKMeans(context.Background(), base, classes, learners.KMeansOptions{Seed: seed})
+			km, err := kernelmath.KernelKMeans(context.Background(), base, classes, kernelmath.KMeansOptions{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +49,7 @@ func TestTable32Protocol(t *testing.T) {
 			if err != nil && !errors.Is(err, learners.ErrNotConverged) {
 				t.Fatal(err)
 			}
-			kk, err := learners.KernelKMeans(context.Background(), out.Kernel, classes, learners.KMeansOptions{Seed: seed})
+			kk, err := kernelmath.KernelKMeans(context.Background(), out.Kernel, classes, kernelmath.KMeansOptions{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}

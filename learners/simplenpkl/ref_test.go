@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -39,7 +40,7 @@ func randomInput(n, d, nPairs int, seed uint64) (*learners.Input, *mat.Dense) {
 			x.Set(i, 0, x.At(i, 0)+2)
 		}
 	}
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, Features: x}
+	in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}, Features: x}
 	addRandomPairs(in, n, nPairs, r, func(i, j int) bool { return (i%2 == 0) == (j%2 == 0) })
 	return in, x
 }
@@ -243,7 +244,7 @@ func projectSchatten(z *mat.SymDense, b, p float64) *mat.SymDense {
 // gradient descent with a constant step, to a relative change of 1e-14.
 func pgdLinear(m *mat.SymDense, b, p float64) *mat.SymDense {
 	n := m.SymmetricDim()
-	fro := math.Sqrt(learners.Frobenius(m, m))
+	fro := math.Sqrt(kernelmath.Frobenius(m, m))
 	eta := 0.5 * math.Pow(b, 1/p) / fro
 	k := mat.NewSymDense(n, nil)
 	prev := math.Inf(1)
@@ -251,7 +252,7 @@ func pgdLinear(m *mat.SymDense, b, p float64) *mat.SymDense {
 		z := mat.NewSymDense(n, nil)
 		z.AddSym(k, scaled(m, -eta))
 		k = projectSchatten(z, b, p)
-		obj := learners.Frobenius(m, k)
+		obj := kernelmath.Frobenius(m, k)
 		if math.Abs(prev-obj) <= 1e-14*math.Abs(obj) {
 			break
 		}

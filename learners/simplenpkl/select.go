@@ -8,7 +8,8 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -86,7 +87,7 @@ func activePoints(pairs []learners.Pair, t, kij []float64, frac float64) map[int
 // with the eigenvalue-1 eigenvectors D^{1/2} 1_c of the connected components
 // written down exactly and deflated (a single Krylov sequence finds one copy
 // of a repeated eigenvalue), and the dense solver as the fallback.
-func SmoothBasis(g *learners.Graph, r int, seed uint64) (*mat.Dense, error) {
+func SmoothBasis(g *kernelmath.Graph, r int, seed uint64) (*mat.Dense, error) {
 	n := g.N()
 	if n > npkl.AutoDenseMax {
 		v, err := smoothBasisLanczos(g, r, seed)
@@ -96,7 +97,7 @@ func SmoothBasis(g *learners.Graph, r int, seed uint64) (*mat.Dense, error) {
 	}
 	s := make([]float64, n*n)
 	npkl.Adjacency(g, 1).AddTo(s)
-	var pe learners.PartialEigen
+	var pe kernelmath.PartialEigen
 	if err := pe.FactorizeDense(n, s); err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func SmoothBasis(g *learners.Graph, r int, seed uint64) (*mat.Dense, error) {
 	return &v, nil
 }
 
-func smoothBasisLanczos(g *learners.Graph, r int, seed uint64) (*mat.Dense, error) {
+func smoothBasisLanczos(g *kernelmath.Graph, r int, seed uint64) (*mat.Dense, error) {
 	n := g.N()
 	deg := make([]float64, n)
 	for i, es := range g.Adj {
@@ -137,7 +138,7 @@ func smoothBasisLanczos(g *learners.Graph, r int, seed uint64) (*mat.Dense, erro
 	if c == r {
 		return out, nil
 	}
-	_, vecs, err := learners.TopK(npkl.Adjacency(g, 1), r-c, learners.Largest, learners.LanczosOptions{Deflate: known, Seed: seed})
+	_, vecs, err := kernelmath.TopK(npkl.Adjacency(g, 1), r-c, kernelmath.Largest, kernelmath.LanczosOptions{Deflate: known, Seed: seed})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@
 // distances of Input.Features with every column z-scored (learners.
 // Standardize). graph_input=features uses the raw features (the thesis'
 // reading, spec 3.7 item 1), graph_input=kernel the squared distances
-// K_ii + K_jj - 2 K_ij of Kernels[0] (with learners.Linear of the raw
+// K_ii + K_jj - 2 K_ij of Kernels[0] (with kernelmath.Linear of the raw
 // features, the same graph; any other kernel gives its own
 // neighbourhoods). Kernels[0] is also the alternative similarity of active
 // constraint selection (select_kernel=base). A missing input is an error
@@ -43,9 +43,9 @@
 //     L-BFGS (step=lbfgs) or not (step=gradient).
 //   - Eigenpairs: only the positive part of the spectrum of A is needed.
 //     Up to AutoDenseMax points the dense partial eigensolver
-//     (learners.PartialEigen) computes all eigenvalues and the eigenvectors
+//     (kernelmath.PartialEigen) computes all eigenvalues and the eigenvectors
 //     of the positive ones only, and for line-search trials the eigenvalues
-//     alone; above, Lanczos (learners.TopK) on the sparse operator A (nnz <=
+//     alone; above, Lanczos (kernelmath.TopK) on the sparse operator A (nnz <=
 //     nk + m, never formed), asking for more eigenpairs until one is not
 //     positive, with the dense solver as the fallback. max_rank caps the
 //     eigenpairs kept (Prop. 3.27's rank estimate; 0 keeps every positive
@@ -168,7 +168,8 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -312,7 +313,7 @@ type fit struct {
 	t     []float64
 	pr    *npkl.Problem
 	res   *npkl.Result
-	graph *learners.Graph
+	graph *kernelmath.Graph
 	c     float64 // the C used (Config.C, or AutoC)
 }
 
@@ -342,7 +343,7 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(npkl.S
 		return nil, nil, err
 	}
 	f := &fit{pairs: pairs, t: t, c: cfg.C}
-	f.graph = npkl.NormalizedAdjacency(n, learners.KNNPairs(graphDistances(in, cfg.GraphInput), cfg.K, cfg.Mutual))
+	f.graph = npkl.NormalizedAdjacency(n, kernelmath.KNNPairs(graphDistances(in, cfg.GraphInput), cfg.K, cfg.Mutual))
 	f.pr = &npkl.Problem{Base: npkl.NegLaplacian(f.graph), Kind: npkl.Entry, B: cfg.B, P: cfg.P, G: cfg.G, MaxRank: cfg.MaxRank, Solver: cfg.Solver, Seed: cfg.Seed}
 	// B = G = 0: the automatic capacity; B = 1 until it is known (the
 	// margins of active selection do not depend on it).
@@ -425,12 +426,12 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(npkl.S
 func graphDistances(in *learners.Input, input string) *mat.SymDense {
 	switch input {
 	case "kernel":
-		return learners.KernelDistances(in.Kernels[0])
+		return kernelmath.KernelDistances(in.Kernels[0])
 	case "features":
-		return learners.SqDistances(in.Features)
+		return kernelmath.SqDistances(in.Features)
 	}
-	z, _, _ := learners.Standardize(in.Features)
-	return learners.SqDistances(z)
+	z, _, _ := kernelmath.Standardize(in.Features)
+	return kernelmath.SqDistances(z)
 }
 
 // scaledSigns returns c t: the pair weights of A = c T - L.

@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -373,7 +374,7 @@ func TestNoPositiveEigenvalue(t *testing.T) {
 	for i := 0; i < n; i++ {
 		x.Set(i, 0, math.Pow(3, float64(i)))
 	}
-	in := &learners.Input{Kernels: []*mat.SymDense{learners.Linear(x)}, MustLink: []learners.Pair{{I: 2, J: 5}}, CannotLink: []learners.Pair{{I: 3, J: 4}}}
+	in := &learners.Input{Kernels: []*mat.SymDense{kernelmath.Linear(x)}, MustLink: []learners.Pair{{I: 2, J: 5}}, CannotLink: []learners.Pair{{I: 3, J: 4}}}
 	for _, loss := range []string{"linear", "square-hinge"} {
 		// B automatic: no margin is positive, so B falls back to 1.
 		out, err := newLearner(t, fmt.Sprintf(`{"loss": %q, "k": 1, "graph": "mutual", "graph_input": "kernel", "C": 0.5}`, loss)).Fit(context.Background(), in)
@@ -414,7 +415,7 @@ func TestSampleConstraints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := learners.NewGraph(100, append(append([]learners.Pair(nil), must...), cannot...), func(learners.Pair) float64 { return 1 })
+	g := kernelmath.NewGraph(100, append(append([]learners.Pair(nil), must...), cannot...), func(learners.Pair) float64 { return 1 })
 	if c := len(g.Components()); c != 70 {
 		t.Fatalf("%d components, want 70", c)
 	}
@@ -438,7 +439,7 @@ func TestSampleConstraints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := len(learners.NewGraph(100, mm, func(learners.Pair) float64 { return 1 }).Components()); c != 70 {
+	if c := len(kernelmath.NewGraph(100, mm, func(learners.Pair) float64 { return 1 }).Components()); c != 70 {
 		t.Fatalf("must-link components: %d, want 70", c)
 	}
 	if len(mm)+len(mc) <= len(must)+len(cannot) || len(mm) < 30 {

@@ -52,7 +52,8 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 )
 
 // Name is the registry name of this learner.
@@ -113,7 +114,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	}
 	n := in.N()
 	d := newTripletDual(n, nb.Adj, cfg.c)
-	w := learners.NewGraph(n, nb.Pairs, func(learners.Pair) float64 { return 1 })
+	w := kernelmath.NewGraph(n, nb.Pairs, func(learners.Pair) float64 { return 1 })
 	pr := &npkl.Problem{Base: npkl.Adjacency(w, 1), Pairs: d.all, Kind: npkl.Distance,
 		B: nb.Budget(1), P: 2, Solver: cfg.solver, Seed: cfg.seed}
 	var alpha []float64
@@ -226,7 +227,7 @@ func (d *tripletDual) Project(alpha []float64) {
 	for t := range alpha {
 		alpha[t] /= d.c
 	}
-	learners.ProjectSimplex(alpha)
+	kernelmath.ProjectSimplex(alpha)
 	for t := range alpha {
 		alpha[t] *= d.c
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/npkl"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -58,7 +59,7 @@ func graphOf(k *mat.SymDense, knn int) []map[int]bool {
 	for i := range nb {
 		nb[i] = map[int]bool{}
 	}
-	for _, p := range learners.KNNPairs(learners.KernelDistances(k), knn, false) {
+	for _, p := range kernelmath.KNNPairs(kernelmath.KernelDistances(k), knn, false) {
 		nb[p.I][p.J], nb[p.J][p.I] = true, true
 	}
 	return nb
@@ -67,10 +68,10 @@ func graphOf(k *mat.SymDense, knn int) []map[int]bool {
 // preserved is the fraction of the graph neighbours N_i of every point
 // that are among its |N_i| nearest points under the kernel k.
 func preserved(k *mat.SymDense, graph []map[int]bool) float64 {
-	d := learners.KernelDistances(k)
+	d := kernelmath.KernelDistances(k)
 	hit, total := 0, 0
 	for i, nbr := range graph {
-		for _, j := range learners.NearestNeighbors(d, len(nbr))[i] {
+		for _, j := range kernelmath.NearestNeighbors(d, len(nbr))[i] {
 			if nbr[j] {
 				hit++
 			}
@@ -83,7 +84,7 @@ func preserved(k *mat.SymDense, graph []map[int]bool) float64 {
 // slack is xi = max over all triplets (i, k in N_i, j not in N_i) of
 // d_ik - d_ij, by brute force.
 func slack(k *mat.SymDense, graph []map[int]bool) float64 {
-	d := learners.KernelDistances(k)
+	d := kernelmath.KernelDistances(k)
 	xi := 0.0
 	for i, nbr := range graph {
 		for kk := range nbr {
@@ -110,7 +111,7 @@ func TestPreservesNeighbours(t *testing.T) {
 			x.Set(i, j, r.NormFloat64())
 		}
 	}
-	kin := learners.Linear(x)
+	kin := kernelmath.Linear(x)
 	graph := graphOf(kin, 4)
 	triplets := 0
 	scale := 0.0
@@ -118,7 +119,7 @@ func TestPreservesNeighbours(t *testing.T) {
 		triplets += len(nbr) * (n - 1 - len(nbr))
 		for j := range nbr {
 			if j > i {
-				scale += learners.KernelDistances(kin).At(i, j)
+				scale += kernelmath.KernelDistances(kin).At(i, j)
 			}
 		}
 	}

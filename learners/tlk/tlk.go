@@ -49,6 +49,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -227,19 +228,19 @@ func (m *Model) supportVectors(ctx context.Context, x *mat.Dense, y []int) ([]in
 			k.SetSym(i, j, kb.At(i, j))
 		}
 	}
-	var models []*learners.SVM
+	var models []*kernelmath.SVM
 	if classes == 2 {
 		pm := make([]int, n)
 		for i, c := range y {
 			pm[i] = 2*c - 1
 		}
-		s, err := learners.TrainSVM(ctx, k, pm, learners.SVMOptions{C: m.cfg.C})
+		s, err := kernelmath.TrainSVM(ctx, k, pm, kernelmath.SVMOptions{C: m.cfg.C})
 		if err != nil {
 			return nil, fmt.Errorf("tlk: %w", err)
 		}
 		models = append(models, s)
 	} else {
-		o, err := learners.TrainOVR(ctx, k, y, learners.SVMOptions{C: m.cfg.C})
+		o, err := kernelmath.TrainOVR(ctx, k, y, kernelmath.SVMOptions{C: m.cfg.C})
 		if err != nil {
 			return nil, fmt.Errorf("tlk: %w", err)
 		}
@@ -400,7 +401,7 @@ func topGeneralised(m, n *mat.SymDense) ([]float64, float64, error) {
 			cs.SetSym(i, j, (c.At(i, j)+c.At(j, i))/2)
 		}
 	}
-	vals, vecs, err := learners.Eigen(cs)
+	vals, vecs, err := kernelmath.Eigen(cs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("tlk: %w", err)
 	}
@@ -462,21 +463,21 @@ func ascend(ctx context.Context, m, n *mat.SymDense, alpha []float64, iters int)
 }
 
 // filterAux returns the auxiliary rows among the k nearest (Euclidean) of
-// any labelled point, ascending: learners.NearestNeighbors over [X; aux]
+// any labelled point, ascending: kernelmath.NearestNeighbors over [X; aux]
 // with the distances among labelled points set to +Inf.
 func filterAux(x, aux *mat.Dense, k int) []int {
 	n, d := x.Dims()
 	na, _ := aux.Dims()
 	z := mat.NewDense(n+na, d, nil)
 	z.Stack(x, aux)
-	dist := learners.SqDistances(z)
+	dist := kernelmath.SqDistances(z)
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			dist.SetSym(i, j, math.Inf(1))
 		}
 	}
 	keep := make([]bool, na)
-	for _, nbs := range learners.NearestNeighbors(dist, k)[:n] {
+	for _, nbs := range kernelmath.NearestNeighbors(dist, k)[:n] {
 		for _, j := range nbs {
 			if j >= n {
 				keep[j-n] = true

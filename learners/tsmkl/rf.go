@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/forest"
+	"github.com/kernelrank/kernelrank/learners/kit/forest"
 	"gonum.org/v1/gonum/mat"
 )
 

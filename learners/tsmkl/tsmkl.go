@@ -53,7 +53,7 @@
 // labelled learners.Unlabeled give no K-example):
 //   - "tsmkl": kind weights; Weights = mu over the base kernels (>= 0, not
 //     on the simplex: Spec.Simplex is false), Kernel = sum mu_l K_l; it
-//     accepts implicit kernels (learners.KernelMatrix, as the recommender
+//     accepts implicit kernels (kernelmath.KernelMatrix, as the recommender
 //     gives for thousands of users), and then forms Kernel only up to
 //     learners.DenseOutputMax points (nil above);
 //   - "tsmkl-poly": kind kernel; Kernel = the polynomial combination (stored
@@ -67,7 +67,7 @@
 // scaled entry by entry, never stored), and Weights / Kernel refer to the
 // normalised kernels; normalize = "none" uses them as given. A caller that
 // combines the kernels as it holds them with Weights (the recommender's
-// learners.NewKernelSum) gets sum mu_l K_l, not the normalised
+// kernelmath.NewKernelSum) gets sum mu_l K_l, not the normalised
 // combination: the centring is a translation in feature space, and the
 // scales differ from the learned kernel's by each kernel's mean centred
 // diagonal (0.74 to 0.98 for the recommender's base kernels on
@@ -86,6 +86,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -216,7 +217,7 @@ func labelled(labels []int) (pts []int, linked func(i int) (func(j int) bool, er
 
 // targetLinks returns the K-labels of row i's pairs from a link target:
 // entry > 0. It reads the row once (cost: one Row of the target).
-func targetLinks(ctx context.Context, target learners.KernelMatrix) func(i int) (func(j int) bool, error) {
+func targetLinks(ctx context.Context, target kernelmath.KernelMatrix) func(i int) (func(j int) bool, error) {
 	row := make([]float64, target.Dim())
 	return func(i int) (func(j int) bool, error) {
 		if err := ctx.Err(); err != nil {
@@ -237,7 +238,7 @@ const (
 // allPairs builds the balanced K-training set of every pair i <= j of pts
 // (spec 5 step 1); linked(i) gives the K-labels of i's pairs and is called
 // once for each i, in order. noNeg is the error when no pair is unlinked.
-func allPairs(kernels []learners.KernelMatrix, pts []int, linked func(i int) (func(j int) bool, error), noNeg string, rng *rand.Rand) (*kset, error) {
+func allPairs(kernels []kernelmath.KernelMatrix, pts []int, linked func(i int) (func(j int) bool, error), noNeg string, rng *rand.Rand) (*kset, error) {
 	var pos, neg []int // pair indices into the full list
 	var pairs [][2]int
 	var t []bool
@@ -279,7 +280,7 @@ func allPairs(kernels []learners.KernelMatrix, pts []int, linked func(i int) (fu
 }
 
 // add appends the K-example of pair ij with K-label +1 when linked, -1 otherwise.
-func (k *kset) add(kernels []learners.KernelMatrix, ij [2]int, linked bool) {
+func (k *kset) add(kernels []kernelmath.KernelMatrix, ij [2]int, linked bool) {
 	for _, kern := range kernels {
 		k.z = append(k.z, kern.At(ij[0], ij[1]))
 	}
@@ -301,7 +302,7 @@ func (k *kset) add(kernels []learners.KernelMatrix, ij [2]int, linked bool) {
 // pairs. With sample at least the rarer K-label's count, the set has the
 // law of allPairs': every pair of the rarer K-label and a uniform subset of
 // the other. Cost: 3 n Row calls of the target at most, O(n + m) memory.
-func sampledPairs(ctx context.Context, kernels []learners.KernelMatrix, target learners.KernelMatrix, sample int, rng *rand.Rand) (*kset, error) {
+func sampledPairs(ctx context.Context, kernels []kernelmath.KernelMatrix, target kernelmath.KernelMatrix, sample int, rng *rand.Rand) (*kset, error) {
 	n := target.Dim()
 	links := targetLinks(ctx, target)
 	count := make([]int, n) // linked pairs (i, j >= i) of row i
@@ -437,7 +438,7 @@ func Fit(ctx context.Context, kernels []*mat.SymDense, labels []int, opt Options
 // model. Up to Options.MaxPairs pairs, every pair is enumerated as with
 // labels; above, the balanced K-examples are sampled (sampledPairs), so
 // that thousands of points (users, with sparse links) cost O(n) memory.
-func FitTarget(ctx context.Context, kernels []learners.KernelMatrix, target learners.KernelMatrix, opt Options) (*Model, error) {
+func FitTarget(ctx context.Context, kernels []kernelmath.KernelMatrix, target kernelmath.KernelMatrix, opt Options) (*Model, error) {
 	if target == nil {
 		return nil, fmt.Errorf("%w: tsmkl needs a link target", learners.ErrInput)
 	}
@@ -459,7 +460,7 @@ func FitTarget(ctx context.Context, kernels []learners.KernelMatrix, target lear
 	})
 }
 
-func fitLabels(ctx context.Context, kernels []learners.KernelMatrix, labels []int, opt Options) (*Model, error) {
+func fitLabels(ctx context.Context, kernels []kernelmath.KernelMatrix, labels []int, opt Options) (*Model, error) {
 	return fit(ctx, kernels, opt, func(rng *rand.Rand) (*kset, error) {
 		pts, linked := labelled(labels)
 		return allPairs(kernels, pts, linked, errOneClass, rng)
@@ -467,16 +468,16 @@ func fitLabels(ctx context.Context, kernels []learners.KernelMatrix, labels []in
 }
 
 // stored wraps stored kernels as KernelMatrix.
-func stored(kernels []*mat.SymDense) []learners.KernelMatrix {
-	out := make([]learners.KernelMatrix, len(kernels))
+func stored(kernels []*mat.SymDense) []kernelmath.KernelMatrix {
+	out := make([]kernelmath.KernelMatrix, len(kernels))
 	for t, k := range kernels {
-		out[t] = learners.DenseKernel{K: k}
+		out[t] = kernelmath.DenseKernel{K: k}
 	}
 	return out
 }
 
 // fit is Fit and FitTarget once examples builds the K-training set.
-func fit(ctx context.Context, kernels []learners.KernelMatrix, opt Options, examples func(*rand.Rand) (*kset, error)) (*Model, error) {
+func fit(ctx context.Context, kernels []kernelmath.KernelMatrix, opt Options, examples func(*rand.Rand) (*kset, error)) (*Model, error) {
 	if len(kernels) == 0 {
 		return nil, fmt.Errorf("%w: tsmkl needs base kernels", learners.ErrInput)
 	}
@@ -623,12 +624,12 @@ var normalizeParam = learners.Enum("normalize", "center-standardize", []string{"
 // row means, c their mean and s the mean centred diagonal (1 when <= 1e-12).
 // Each method costs what K's does, plus O(n).
 type standardized struct {
-	k      learners.KernelMatrix
+	k      kernelmath.KernelMatrix
 	m      []float64
 	c, inv float64
 }
 
-func standardize(k learners.KernelMatrix) *standardized {
+func standardize(k kernelmath.KernelMatrix) *standardized {
 	n := float64(k.Dim())
 	m := k.RowSums()
 	floats.Scale(1/n, m)
@@ -671,7 +672,7 @@ func (s *standardized) Diag() []float64 {
 }
 
 // RowSums is 0 (up to rounding): centring removes the row means.
-func (s *standardized) RowSums() []float64 { return learners.RowSumsByApply(s) }
+func (s *standardized) RowSums() []float64 { return kernelmath.RowSumsByApply(s) }
 
 func init() {
 	common := []learners.Param{
@@ -733,7 +734,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		return nil, err
 	}
 	n := in.N()
-	var kernels []learners.KernelMatrix
+	var kernels []kernelmath.KernelMatrix
 	var dense []*mat.SymDense // the stored kernels, normalised; nil when implicit
 	if len(in.Kernels) > 0 {
 		dense = normalized(in, l.normalize)
@@ -764,11 +765,11 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 	case dense != nil:
 		out.Kernel = m.Combine(dense)
 	case n <= learners.DenseOutputMax: // implicit kernels: the linear learner only
-		sum, err := learners.NewKernelSum(m.Coef, kernels)
+		sum, err := kernelmath.NewKernelSum(m.Coef, kernels)
 		if err != nil {
 			return nil, err
 		}
-		out.Kernel = learners.KernelDense(sum)
+		out.Kernel = kernelmath.KernelDense(sum)
 	}
 	if l.degree == 1 {
 		out.Weights = m.Coef

@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -121,7 +122,7 @@ func TestTwoCircles(t *testing.T) {
 		x.Set(i, 1, rad*math.Sin(th))
 		y[i], labels[i] = cls, i%2
 	}
-	kernels := []*mat.SymDense{learners.Linear(x.Slice(0, n, 0, 1).(*mat.Dense)), learners.Linear(x.Slice(0, n, 1, 2).(*mat.Dense))}
+	kernels := []*mat.SymDense{kernelmath.Linear(x.Slice(0, n, 0, 1).(*mat.Dense)), kernelmath.Linear(x.Slice(0, n, 1, 2).(*mat.Dense))}
 	accuracy := func(degree int) float64 {
 		l, _, err := learners.New(map[int]string{1: Name, 2: NamePoly}[degree], nil)
 		if err != nil {
@@ -131,8 +132,8 @@ func TestTwoCircles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svm, err := learners.TrainSVM(context.Background(), out.Kernel, y, learners.SVMOptions{C: 1000})
-		if err != nil && !errors.Is(err, learners.ErrSVMNotConverged) {
+		svm, err := kernelmath.TrainSVM(context.Background(), out.Kernel, y, kernelmath.SVMOptions{C: 1000})
+		if err != nil && !errors.Is(err, kernelmath.ErrSVMNotConverged) {
 			t.Fatal(err)
 		}
 		correct := 0
@@ -216,7 +217,7 @@ func TestLinkTargetIsLabels(t *testing.T) {
 
 // pairID is a fake kernel whose entry (i, j) names the pair: min*n + max.
 type pairID struct {
-	*learners.SparseSym
+	*kernelmath.SparseSym
 	n int
 }
 
@@ -250,15 +251,15 @@ func TestSampledPairsCoverRarerLabel(t *testing.T) {
 	for i := range labels {
 		labels[i] = i % 3
 	}
-	zero, _ := learners.NewSparseSym(n, nil)
-	id := []learners.KernelMatrix{pairID{zero, n}}
+	zero, _ := kernelmath.NewSparseSym(n, nil)
+	id := []kernelmath.KernelMatrix{pairID{zero, n}}
 	pts, linked := labelled(labels)
 	all, err := allPairs(id, pts, linked, errOneClass, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want, _ := drawn(t, all)
-	ks, err := sampledPairs(context.Background(), id, learners.DenseKernel{K: sameClass(labels)}, 1<<20, rand.New(rand.NewPCG(1, 1)))
+	ks, err := sampledPairs(context.Background(), id, kernelmath.DenseKernel{K: sameClass(labels)}, 1<<20, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,24 +283,24 @@ func TestSampledPairsCoverRarerLabel(t *testing.T) {
 func TestSampledPairsUniform(t *testing.T) {
 	const n, m, reps = 30, 10, 2000
 	r := rand.New(rand.NewPCG(3, 3))
-	var links []learners.Triplet
+	var links []kernelmath.Triplet
 	for j := 1; j < n; j += 2 {
-		links = append(links, learners.Triplet{I: 0, J: j, V: 1}) // row 0: a hub
+		links = append(links, kernelmath.Triplet{I: 0, J: j, V: 1}) // row 0: a hub
 	}
 	for i := 1; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			if r.Float64() < 0.1 {
-				links = append(links, learners.Triplet{I: i, J: j, V: 1})
+				links = append(links, kernelmath.Triplet{I: i, J: j, V: 1})
 			}
 		}
 	}
-	target, err := learners.NewSparseSym(n, links)
+	target, err := kernelmath.NewSparseSym(n, links)
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := len(links)
 	unlinked := n*(n+1)/2 - total
-	id := []learners.KernelMatrix{pairID{target, n}}
+	id := []kernelmath.KernelMatrix{pairID{target, n}}
 	posCount, negCount := map[int]int{}, map[int]int{}
 	for seed := range uint64(reps) {
 		ks, err := sampledPairs(context.Background(), id, target, m, rand.New(rand.NewPCG(seed, 9)))
@@ -349,21 +350,21 @@ func TestSampledPairsUniform(t *testing.T) {
 func TestPlantedLinks(t *testing.T) {
 	const n, communities = 2500, 25
 	r := rand.New(rand.NewPCG(11, 11))
-	var community, groups, links []learners.Triplet
+	var community, groups, links []kernelmath.Triplet
 	for i := range n {
-		community = append(community, learners.Triplet{I: i, J: i % communities, V: 1})
-		groups = append(groups, learners.Triplet{I: i, J: r.IntN(communities), V: 1})
+		community = append(community, kernelmath.Triplet{I: i, J: i % communities, V: 1})
+		groups = append(groups, kernelmath.Triplet{I: i, J: r.IntN(communities), V: 1})
 		for j := i + communities; j < n; j += communities {
 			if r.Float64() < 0.05 {
-				links = append(links, learners.Triplet{I: i, J: j, V: 1})
+				links = append(links, kernelmath.Triplet{I: i, J: j, V: 1})
 			}
 		}
 	}
-	signal, err := learners.NewGram(n, communities, community)
+	signal, err := kernelmath.NewGram(n, communities, community)
 	if err != nil {
 		t.Fatal(err)
 	}
-	noise, err := learners.NewGram(n, communities, groups)
+	noise, err := kernelmath.NewGram(n, communities, groups)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestPlantedLinks(t *testing.T) {
 			z.Set(i, f, r.NormFloat64())
 		}
 	}
-	target, err := learners.NewSparseSym(n, links)
+	target, err := kernelmath.NewSparseSym(n, links)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestPlantedLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := l.Fit(context.Background(), &learners.Input{
-		Matrices: []learners.KernelMatrix{noise, signal, learners.NewLowRank(z)}, TargetMatrix: target})
+		Matrices: []kernelmath.KernelMatrix{noise, signal, kernelmath.NewLowRank(z)}, TargetMatrix: target})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,11 +422,11 @@ func TestBadLinkTarget(t *testing.T) {
 			continue
 		}
 		// The sampled path too.
-		if _, err := FitTarget(context.Background(), stored(in.Kernels), learners.DenseKernel{K: target}, Options{MaxPairs: 1}); !errors.Is(err, learners.ErrInput) {
+		if _, err := FitTarget(context.Background(), stored(in.Kernels), kernelmath.DenseKernel{K: target}, Options{MaxPairs: 1}); !errors.Is(err, learners.ErrInput) {
 			t.Errorf("%s, sampled: %v, want ErrInput", name, err)
 		}
 	}
-	if _, err := FitTarget(context.Background(), stored(in.Kernels), learners.DenseKernel{K: none.SliceSym(0, 12).(*mat.SymDense)}, Options{}); !errors.Is(err, learners.ErrInput) {
+	if _, err := FitTarget(context.Background(), stored(in.Kernels), kernelmath.DenseKernel{K: none.SliceSym(0, 12).(*mat.SymDense)}, Options{}); !errors.Is(err, learners.ErrInput) {
 		t.Errorf("kernels and target of different sizes: %v, want ErrInput", err)
 	}
 	if _, err := l.Fit(context.Background(), &learners.Input{Kernels: in.Kernels}); !errors.Is(err, learners.ErrInput) {
@@ -445,8 +446,8 @@ func TestStandardizedIsNormalize(t *testing.T) {
 			all[i] = i
 		}
 		Normalize([]*mat.SymDense{want}, all)
-		got := standardize(learners.DenseKernel{K: k})
-		if !mat.EqualApprox(learners.KernelDense(got), want, 1e-12) {
+		got := standardize(kernelmath.DenseKernel{K: k})
+		if !mat.EqualApprox(kernelmath.KernelDense(got), want, 1e-12) {
 			t.Fatal("rows differ from Normalize's")
 		}
 		x := make([]float64, 20)
@@ -455,7 +456,7 @@ func TestStandardizedIsNormalize(t *testing.T) {
 		}
 		dst, ref := make([]float64, 20), make([]float64, 20)
 		got.Apply(dst, x)
-		learners.DenseKernel{K: want}.Apply(ref, x)
+		kernelmath.DenseKernel{K: want}.Apply(ref, x)
 		diag := make([]float64, 20)
 		for i := range diag {
 			diag[i] = want.At(i, i)

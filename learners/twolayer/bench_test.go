@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"github.com/kernelrank/kernelrank/learners/twolayer"
 )
 
 // BenchmarkFitIonosphere times one fit of each two-layer learner on one
 // split of ionosphere (the thesis' protocol: 175 training points, the
 // other 176 unlabelled, C = 100): twolayer on the 455 unit-trace base
-// kernels of learners.MKLBaseKernels, twolayer-inf from the 13 on all
+// kernels of kernelmath.MKLBaseKernels, twolayer-inf from the 13 on all
 // features, as in the thesis. Kernel construction is not timed.
 func BenchmarkFitIonosphere(b *testing.B) {
 	x, y := learnertest.LIBSVMSet(b, "ionosphere_scale")

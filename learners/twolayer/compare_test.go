@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"github.com/kernelrank/kernelrank/learners/mkl"
 	"github.com/kernelrank/kernelrank/learners/twolayer"
 	"gonum.org/v1/gonum/floats"
@@ -59,7 +60,7 @@ func informative(n, m, d int, seed uint64) (*learners.Input, []int) {
 				}
 			}
 		}
-		in.Kernels = append(in.Kernels, learners.RBF(x, 2*float64(d)))
+		in.Kernels = append(in.Kernels, kernelmath.RBF(x, 2*float64(d)))
 	}
 	for i := range n {
 		in.Labels[i] = truth[i]

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -18,15 +19,15 @@ import (
 // current point's and a trial's.
 type problem struct {
 	cfg   config
-	tasks *learners.SVMTasks
-	ks    *learners.KernelSet  // over all points, for the output
-	lab   *learners.Restricted // the same over the labelled points
+	tasks *kernelmath.SVMTasks
+	ks    *kernelmath.KernelSet  // over all points, for the output
+	lab   *kernelmath.Restricted // the same over the labelled points
 	bufs  [2]*mat.SymDense
 	rng   *rand.Rand
 	trace func(step)
 }
 
-func newProblem(cfg config, tasks *learners.SVMTasks, ks *learners.KernelSet) *problem {
+func newProblem(cfg config, tasks *kernelmath.SVMTasks, ks *kernelmath.KernelSet) *problem {
 	nl := len(tasks.Points)
 	return &problem{cfg: cfg, tasks: tasks, ks: ks, lab: ks.Restrict(tasks.Points),
 		bufs: [2]*mat.SymDense{mat.NewSymDense(nl, nil), mat.NewSymDense(nl, nil)},
@@ -38,7 +39,7 @@ func newProblem(cfg config, tasks *learners.SVMTasks, ks *learners.KernelSet) *p
 type point struct {
 	mu    []float64
 	f     float64
-	duals *learners.SVMDuals
+	duals *kernelmath.SVMDuals
 	k2    *mat.SymDense
 }
 

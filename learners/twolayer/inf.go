@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -14,7 +14,7 @@ import (
 // accepted gradient steps over all rounds and whether it converged: the
 // last B1 did and the test, not max_kernels, ended the generation.
 func (p *problem) columnGeneration(ctx context.Context, x *mat.Dense) (*point, []Generated, int, bool, error) {
-	dist := learners.SqDistances(x)
+	dist := kernelmath.SqDistances(x)
 	pr := newPricing(p, dist)
 	mu := p.initial(len(p.ks.Kernels))
 	var (

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/learnertest"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 )
 
 // innerProblem is the problem of one fit on an ionosphere split (175
@@ -47,12 +48,12 @@ func BenchmarkEvalAscent(b *testing.B) {
 // BenchmarkPricing times 2LMKL^Inf's new-kernel subproblem (eq. 4.6, 4.7)
 // at the SVM duals of mu^0 on the 13 all-feature kernels.
 func BenchmarkPricing(b *testing.B) {
-	p, mu, s := innerProblem(b, NameInf, learners.MKLGroupSize)
+	p, mu, s := innerProblem(b, NameInf, kernelmath.MKLGroupSize)
 	pt, err := p.eval(context.Background(), mu, p.bufs[0])
 	if err != nil {
 		b.Fatal(err)
 	}
-	pr := newPricing(p, learners.SqDistances(s.Features))
+	pr := newPricing(p, kernelmath.SqDistances(s.Features))
 	b.ReportAllocs()
 	for b.Loop() {
 		pr.solve(pt)

@@ -14,7 +14,7 @@
 // Protocol 2 ascends. Two learners:
 //
 //   - "twolayer" (2LMKL, algorithm B1, Protocol 2): projected gradient on mu
-//     from a random mu^0 ~ U(0,1)^m (seeded), the SVM (learners.TrainSVM)
+//     from a random mu^0 ~ U(0,1)^m (seeded), the SVM (kernelmath.TrainSVM)
 //     solved at every trial point, the gradient (eq. 4.5)
 //     dJ/dmu_t = 1/2 (a o y)'(K2 o K_t)(a o y) - 1 = -dF/dmu_t, the step by
 //     Armijo backtracking on F.
@@ -24,7 +24,7 @@
 //     the current SVM duals is added with weight 0 and B1 resumes, until
 //     the stopping test says no Gaussian helps. It needs Features too. The
 //     thesis starts it from the 13 kernels on all features (the Gaussians
-//     and polynomials of learners.MKLBaseKernels before the per-feature
+//     and polynomials of kernelmath.MKLBaseKernels before the per-feature
 //     ones): pass those as Kernels to reproduce Table 4.2.
 //
 // Inputs: Kernels (the antecedent-layer kernels; by default divided by their
@@ -96,6 +96,7 @@ import (
 	"math"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/mklsvm"
 )
 
 // Registry names of the learners of this package.
@@ -105,7 +106,7 @@ const (
 )
 
 type config struct {
-	svm        learners.MKLSVMConfig
+	svm        mklsvm.Config
 	seed       uint64
 	maxIter    int
 	tol, muTol float64
@@ -123,7 +124,7 @@ type config struct {
 }
 
 func params() []learners.Param {
-	return append(learners.MKLSVMParams(),
+	return append(mklsvm.Params(),
 		learners.Int("seed", 1, 0, math.MaxInt32, "seed of the random initial weights mu^0 ~ U(0,1)^m"),
 		learners.Int("max_iter", 100, 1, 1<<20, "cap on the gradient steps (per round of twolayer-inf)"),
 		learners.Float("tol", 1e-4, 0, 1, "stop when F changes by at most tol relative"),
@@ -147,7 +148,7 @@ func infParams() []learners.Param {
 
 func newConfig(v learners.Values) config {
 	return config{
-		svm:        learners.NewMKLSVMConfig(v),
+		svm:        mklsvm.NewConfig(v),
 		seed:       uint64(v.Int("seed")),
 		maxIter:    v.Int("max_iter"),
 		tol:        v.Float("tol"),

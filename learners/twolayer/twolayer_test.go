@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -47,11 +48,11 @@ func rings(n int, seed uint64, kernels ...string) *learners.Input {
 	for _, k := range kernels {
 		switch k {
 		case "linear":
-			in.Kernels = append(in.Kernels, learners.Linear(x))
+			in.Kernels = append(in.Kernels, kernelmath.Linear(x))
 		case "noise":
-			in.Kernels = append(in.Kernels, learners.RBF(noise, 2))
+			in.Kernels = append(in.Kernels, kernelmath.RBF(noise, 2))
 		case "rbf":
-			in.Kernels = append(in.Kernels, learners.RBF(x, 1))
+			in.Kernels = append(in.Kernels, kernelmath.RBF(x, 1))
 		}
 	}
 	return in
@@ -214,7 +215,7 @@ func TestPricingDerivative(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr := newPricing(p, learners.SqDistances(in.Features))
+		pr := newPricing(p, kernelmath.SqDistances(in.Features))
 		pr.solve(pt)
 		for _, z := range []float64{-3, -1, 0.5, 2} {
 			_, dj := pr.value(z)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -31,7 +32,7 @@ func ionosphere(tb testing.TB) (*mat.Dense, []float64) {
 	for i, r := range rows {
 		x.SetRow(i, r)
 	}
-	z, _, _ := learners.Standardize(x)
+	z, _, _ := kernelmath.Standardize(x)
 	return z, y
 }
 
@@ -40,7 +41,7 @@ func ionosphere(tb testing.TB) (*mat.Dense, []float64) {
 // unit-trace kernels over n = 351 points (kernel construction not timed).
 func BenchmarkFitIonosphere(b *testing.B) {
 	x, _ := ionosphere(b)
-	in := &learners.Input{Kernels: learners.MKLBaseKernels(x), Features: x}
+	in := &learners.Input{Kernels: kernelmath.MKLBaseKernels(x), Features: x}
 	l := newLearner(b, ``)
 	b.ReportAllocs()
 	var out *learners.Output
@@ -67,7 +68,7 @@ func stepInput(b *testing.B) (*problem, []float64) {
 	x, _ := ionosphere(b)
 	n, _ := x.Dims()
 	train := x.Slice(0, n/2, 0, x.RawMatrix().Cols).(*mat.Dense)
-	in := &learners.Input{Kernels: learners.MKLBaseKernels(train), Features: train}
+	in := &learners.Input{Kernels: kernelmath.MKLBaseKernels(train), Features: train}
 	l := newLearner(b, ``)
 	pr, err := newProblem(in, l.cfg)
 	if err != nil {
@@ -108,7 +109,7 @@ func BenchmarkMuStep(b *testing.B) {
 			b.Fatal(err)
 		}
 		q.ScaleSym(2, w)
-		if _, _, err := learners.SimplexQP(q, z, learners.QPOptions{Start: mu}); err != nil {
+		if _, _, err := kernelmath.SimplexQP(q, z, kernelmath.QPOptions{Start: mu}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -36,7 +37,7 @@ func newProblem(in *learners.Input, cfg config) (*problem, error) {
 	pr := &problem{n: n, m: len(in.Kernels), b: b, gamma: cfg.gamma, excludeSelf: cfg.excludeSelf,
 		p: make([]float64, n*n), dist: make([]float64, n*n), scale: make([]float64, len(in.Kernels)),
 		kb: mat.NewDense(len(in.Kernels), n*b, nil), gt: mat.NewDense(len(in.Kernels), n*b, nil)}
-	gram := learners.Linear(in.Features)
+	gram := kernelmath.Linear(in.Features)
 	for i := range n {
 		for j := range n {
 			pr.p[i*n+j] = gram.At(i, j)
@@ -207,7 +208,7 @@ func (pr *problem) quadratic(sets [][]int, kb *mat.Dense) (*mat.SymDense, []floa
 			}
 		}
 		if !eig.Factorize(pbb, true) {
-			return nil, nil, fmt.Errorf("umkl: P[B_%d, B_%d]: %w", i, i, learners.ErrEigen)
+			return nil, nil, fmt.Errorf("umkl: P[B_%d, B_%d]: %w", i, i, kernelmath.ErrEigen)
 		}
 		vals := eig.RawValues()
 		vecs.Reset()

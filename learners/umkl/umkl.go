@@ -1,7 +1,7 @@
 // Package umkl is unsupervised multiple kernel learning (Zhuang, Wang, Hoi
 // & Lan, "Unsupervised Multiple Kernel Learning", ACML 2011; Zhuang's
 // thesis ch. 5): from unlabelled points x_1..x_n (Features, standardised by
-// the caller as in spec B.4, e.g. with learners.Standardize) and m base
+// the caller as in spec B.4, e.g. with kernelmath.Standardize) and m base
 // kernels K_t over them, it learns weights mu on the simplex, and so the
 // kernel K = sum_t mu_t K_t, for which every point is well reconstructed
 // from a small local basis B_i of B points weighted by kernel values, and
@@ -16,7 +16,7 @@
 //     simplex, W_ts = sum_i (k_t,i o d_i)' P (k_s,i o d_i) (m x m: the
 //     paper's n x n W is a typo), z_t = sum_i sum_{j in B_i} K_t[i,j]
 //     (2 gamma M_ij - 2 P_ij), P = X X', M the squared distances;
-//     2 Obj = J + tr P. It is solved exactly by learners.SimplexQP (active
+//     2 Obj = J + tr P. It is solved exactly by kernelmath.SimplexQP (active
 //     set; the spec suggests FISTA, which is only approximate), warm
 //     started from the previous mu. W is formed as G'G with G stacking
 //     R_i [K_t[i, B_i]]_t, R_i'R_i = P[B_i, B_i] (eigen factor), O(n B m^2);
@@ -39,11 +39,11 @@
 // Deviations: the base kernels are divided by their traces inside the
 // learner (normalize = "trace", spec B.4's unit-trace normalisation, a
 // no-op on kernels that already have unit trace, such as
-// learners.MKLBaseKernels'); Weights and Kernel refer to the normalised
+// kernelmath.MKLBaseKernels'); Weights and Kernel refer to the normalised
 // kernels. With normalize = "none" they are used as given. Features are
 // required besides the kernels: P and M come from them.
 //
-// Behaviour on the spec's base set (learners.MKLBaseKernels, unit trace):
+// Behaviour on the spec's base set (kernelmath.MKLBaseKernels, unit trace):
 // the kernel entries are O(1/n), so W is O(B^2/n^2) against z's O(B/n)
 // and the mu-step is all but a linear program: it returns a vertex, one
 // kernel. The odd-degree polynomials (x'y + 1)^q on standardised features
@@ -67,6 +67,7 @@ import (
 	"slices"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -129,8 +130,8 @@ type step struct {
 	w    *mat.SymDense
 	z    []float64
 	mu   []float64
-	obj  float64           // Obj after the mu-step
-	qp   learners.QPResult // qp.Objective is J(mu) = mu'W mu + z'mu
+	obj  float64             // Obj after the mu-step
+	qp   kernelmath.QPResult // qp.Objective is J(mu) = mu'W mu + z'mu
 }
 
 // Fit learns the kernel weights from in.Kernels and in.Features.
@@ -178,7 +179,7 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 		}
 		q := mat.NewSymDense(m, nil)
 		q.ScaleSym(2, w)
-		next, res, err := learners.SimplexQP(q, z, learners.QPOptions{Start: mu})
+		next, res, err := kernelmath.SimplexQP(q, z, kernelmath.QPOptions{Start: mu})
 		if err != nil {
 			return nil, fmt.Errorf("umkl: mu-step %d: %w", iters+1, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -48,7 +49,7 @@ func goldenInput() *learners.Input {
 	x := mat.NewDense(6, 2, []float64{0, 0, 1.0, 0.2, 0.4, 1.1, 2.0, 1.8, 2.5, 0.9, 1.6, 2.6})
 	var ks []*mat.SymDense
 	for _, sigma := range []float64{1, 3} {
-		k := learners.RBF(x, 2*sigma*sigma)
+		k := kernelmath.RBF(x, 2*sigma*sigma)
 		k.ScaleSym(1.0/6, k)
 		ks = append(ks, k)
 	}
@@ -114,8 +115,8 @@ func randomInput(n, d int, seed uint64) *learners.Input {
 			x.Set(i, f, v)
 		}
 	}
-	z, _, _ := learners.Standardize(x)
-	return &learners.Input{Kernels: learners.MKLBaseKernels(z), Features: z}
+	z, _, _ := kernelmath.Standardize(x)
+	return &learners.Input{Kernels: kernelmath.MKLBaseKernels(z), Features: z}
 }
 
 // jOf returns J(d) = d'Qd + c'd for point i and basis set, from scratch.

@@ -26,7 +26,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/demo"
-	_ "github.com/kernelrank/kernelrank/learners/all"
+	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"

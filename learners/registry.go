@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -30,6 +29,10 @@ type Spec struct {
 	// Lookup and New accept them, and the spec keeps its own Name.
 	Aliases []string `json:"aliases,omitempty"`
 	New     Factory  `json:"-"`
+	// NeedsOf, when set, gives the inputs a fit requires at given
+	// parameter values, for a plug-in whose needs depend on them; Needs
+	// are then those of the defaults.
+	NeedsOf func(Values) Needs `json:"-"`
 }
 
 // MarshalJSON lists the needs by name.
@@ -99,24 +102,14 @@ func Specs() []Spec {
 var ErrUnknownLearner = fmt.Errorf("unknown learner")
 
 // New builds the learner registered under name from JSON parameters (nil or
-// empty for all defaults). Unknown names, unknown parameters and invalid values
-// are errors that name the culprit.
+// empty for all defaults): Resolve's learner, which checks its input
+// against the plug-in's needs before every fit. Unknown names, unknown
+// parameters and invalid values are errors that name the culprit.
 func New(name string, params json.RawMessage) (Learner, Spec, error) {
-	s, ok := Lookup(name)
-	if !ok {
-		names := make([]string, 0)
-		for _, s := range Specs() {
-			names = append(names, s.Name)
-		}
-		return nil, Spec{}, fmt.Errorf("%w %q (registered: %s)", ErrUnknownLearner, name, strings.Join(names, ", "))
-	}
-	v, err := parseParams(s, params)
+	r, err := Resolve(name, params)
 	if err != nil {
+		s, _ := Lookup(name)
 		return nil, s, err
 	}
-	l, err := s.New(v)
-	if err != nil {
-		return nil, s, &ParamError{Learner: s.Name, Noun: s.noun(), Msg: err.Error()}
-	}
-	return l, s, nil
+	return r, r.Spec, nil
 }

@@ -86,9 +86,6 @@ type Learner struct{}
 
 // Fit learns the weights of in's base kernels for in's target.
 func (Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(needs); err != nil {
-		return nil, err
-	}
 	kernels := in.BaseKernels()
 	res, err := Solve(ctx, kernels, in.TargetKernel())
 	if res == nil {

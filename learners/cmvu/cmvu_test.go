@@ -21,7 +21,7 @@ func newLearner(t *testing.T, params string) *Learner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*Learner)
+	return l.(*learners.Resolved).Plugin().(*Learner)
 }
 
 func TestRegistered(t *testing.T) {

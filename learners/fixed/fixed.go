@@ -35,9 +35,6 @@ func (k kernel) Fit(ctx context.Context, in *learners.Input) (*learners.Output, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := in.Validate(k.needs); err != nil {
-		return nil, err
-	}
 	out := &learners.Output{Stats: learners.Stats{Converged: true}}
 	if k.f == nil { // raw
 		return out, nil

@@ -195,9 +195,6 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 }
 
 func (l *Learner) fit(ctx context.Context, in *learners.Input) (*learners.Output, *solver, error) {
-	if err := in.Validate(learners.NeedFeatures | learners.NeedTarget); err != nil {
-		return nil, nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}

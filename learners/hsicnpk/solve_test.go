@@ -18,7 +18,7 @@ func newLearner(t testing.TB, params string) *Learner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*Learner)
+	return l.(*learners.Resolved).Plugin().(*Learner)
 }
 
 func TestRegistered(t *testing.T) {
@@ -344,7 +344,10 @@ func TestBadInput(t *testing.T) {
 		"one point":        {Features: x1, Target: kt1},
 		"empty":            {},
 	}
-	l := newLearner(t, "")
+	l, _, err := learners.New(Name, nil) // the registry checks the needs
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, in := range cases {
 		out, err := l.Fit(context.Background(), in)
 		if !errors.Is(err, learners.ErrInput) || out != nil {

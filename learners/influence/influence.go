@@ -89,9 +89,6 @@ type Learner struct {
 
 // Fit learns the weights.
 func (l Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(needs); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ type linearMKL struct {
 }
 
 func (s supervised) setup(in *learners.Input) (*linearMKL, error) {
-	tasks, ks, err := s.svm.Setup(in, learners.NeedKernels|learners.NeedLabels)
+	tasks, ks, err := s.svm.Setup(in)
 	if err != nil {
 		return nil, err
 	}

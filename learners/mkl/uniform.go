@@ -14,9 +14,6 @@ type uniform struct{}
 const uniformNeeds = learners.NeedKernels | learners.AcceptImplicit
 
 func (uniform) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(uniformNeeds); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -56,9 +56,6 @@ func (s scorer) Fit(ctx context.Context, in *learners.Input) (*learners.Output, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := in.Validate(learners.NeedKernels | learners.NeedPairs | learners.AcceptImplicit); err != nil {
-		return nil, err
-	}
 	base := in.BaseKernels()
 	o := s.opts
 	o.Base = base[1:]

@@ -95,9 +95,6 @@ type Learner struct {
 // fit that stops before converging returns its best output with an error
 // wrapping learners.ErrNotConverged; a cancelled ctx returns ctx.Err().
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(learners.NeedKernels); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -143,9 +143,6 @@ func newConfig(v learners.Values) config {
 
 // setup validates the input and returns the views and k.
 func (c config) setup(in *learners.Input) ([]*mat.SymDense, error) {
-	if err := in.Validate(learners.NeedKernels); err != nil {
-		return nil, err
-	}
 	if n := in.N(); c.k > n {
 		return nil, fmt.Errorf("%w: %d clusters for %d points", learners.ErrInput, c.k, n)
 	}

@@ -2,6 +2,7 @@ package simplenpkl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -329,7 +330,11 @@ func TestGraphInput(t *testing.T) {
 		{`{"select": "active", "select_kernel": "base"}`, &learners.Input{Features: x, MustLink: in.MustLink}, "kernel"},
 		{`{}`, &learners.Input{Features: x}, "pairs"},
 	} {
-		_, err := newLearner(t, c.params).Fit(context.Background(), c.in)
+		l, _, err := learners.New(Name, json.RawMessage(c.params)) // the registry checks the needs
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Fit(context.Background(), c.in)
 		if !errors.Is(err, learners.ErrInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want an ErrInput about %s", c.params, err, c.want)
 		}

@@ -23,7 +23,7 @@ func newLearner(t testing.TB, params string) *Learner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*Learner)
+	return l.(*learners.Resolved).Plugin().(*Learner)
 }
 
 // randomInput returns n random points in d dimensions (linear base kernel)

@@ -269,8 +269,9 @@ func init() {
 			"Laplacian regulariser (graph on the standardised features, or the raw ones, or the distances of Kernels[0]); " +
 			"linear loss in closed form, square hinge, square and hinge losses by Protocol 1; C and B chosen from the " +
 			"constraints unless given; top eigenpairs only, active constraint selection, low-rank variant.",
-		Needs:  defaultNeeds,
-		Params: Params(),
+		Needs:   defaultNeeds,
+		NeedsOf: func(v learners.Values) learners.Needs { return ConfigFrom(v).needs() },
+		Params:  Params(),
 		New: func(v learners.Values) (learners.Learner, error) {
 			cfg := ConfigFrom(v)
 			if cfg.G > 0 && cfg.P == 1 {
@@ -331,9 +332,6 @@ func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output
 
 func (l *Learner) fit(ctx context.Context, in *learners.Input, trace func(npkl.Step)) (*learners.Output, *fit, error) {
 	cfg := l.Config
-	if err := in.Validate(cfg.needs()); err != nil {
-		return nil, nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}

@@ -108,9 +108,6 @@ type Learner struct{ Config }
 
 // Fit learns kappa over all points: the labelled ones are X, the others Y_raw.
 func (l Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(needs); err != nil {
-		return nil, err
-	}
 	var lab, aux []int
 	for i, c := range in.Labels {
 		if c == learners.Unlabeled {

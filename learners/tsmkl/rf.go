@@ -253,9 +253,6 @@ type RFLearner struct {
 // Fit grows the forest on the labelled points of in and returns the
 // landmark kernel Phi Phi^T over all the points.
 func (l *RFLearner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(learners.NeedKernels | learners.NeedLabels); err != nil {
-		return nil, err
-	}
 	kernels := normalized(in, l.normalize)
 	// The forest is 90% of the progress, the similarities the rest.
 	fctx := learners.WithProgress(ctx, func(f float64) { learners.Progress(ctx, 0.9*f) })

@@ -730,9 +730,6 @@ type Learner struct {
 // Fit learns the combination from the base kernels and in.Labels, or
 // without labels from the link target (FitTarget).
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	if err := in.Validate(l.needs); err != nil {
-		return nil, err
-	}
 	n := in.N()
 	var kernels []kernelmath.KernelMatrix
 	var dense []*mat.SymDense // the stored kernels, normalised; nil when implicit

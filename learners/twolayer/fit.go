@@ -57,7 +57,7 @@ func (l *Learner) FitResult(ctx context.Context, in *learners.Input) (*Result, e
 	if l.cfg.inf {
 		needs |= learners.NeedFeatures
 	}
-	tasks, ks, err := l.cfg.svm.Setup(in, needs)
+	tasks, ks, err := l.cfg.svm.Setup(in)
 	if err != nil {
 		return nil, err
 	}

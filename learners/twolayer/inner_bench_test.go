@@ -20,9 +20,9 @@ func innerProblem(b *testing.B, name string, kernels int) (*problem, []float64, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := l.(*Learner).cfg
+	cfg := l.(*learners.Resolved).Plugin().(*Learner).cfg
 	in := &learners.Input{Kernels: s.Kernels[:kernels], Labels: s.Labels, Features: s.Features}
-	tasks, ks, err := cfg.svm.Setup(in, learners.NeedKernels|learners.NeedLabels)
+	tasks, ks, err := cfg.svm.Setup(in)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func newLearner(t testing.TB, name, params string) *Learner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*Learner)
+	return l.(*learners.Resolved).Plugin().(*Learner)
 }
 
 // rings returns n points on two noisy concentric circles (radius 1, class
@@ -61,7 +61,7 @@ func rings(n int, seed uint64, kernels ...string) *learners.Input {
 // setup builds the problem of a fit for white-box tests.
 func setup(t *testing.T, l *Learner, in *learners.Input) *problem {
 	t.Helper()
-	tasks, ks, err := l.cfg.svm.Setup(in, learners.NeedKernels|learners.NeedLabels)
+	tasks, ks, err := l.cfg.svm.Setup(in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,10 +136,6 @@ type step struct {
 
 // Fit learns the kernel weights from in.Kernels and in.Features.
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	needs := learners.NeedKernels | learners.NeedFeatures
-	if err := in.Validate(needs); err != nil {
-		return nil, err
-	}
 	pr, err := newProblem(in, l.cfg)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func newLearner(t testing.TB, params string) *Learner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*Learner)
+	return l.(*learners.Resolved).Plugin().(*Learner)
 }
 
 // fitTrace fits and returns the output and the recorded steps.

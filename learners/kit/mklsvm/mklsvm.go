@@ -30,13 +30,10 @@ func NewConfig(v learners.Values) Config {
 	return Config{SVM: kernelmath.SVMOptions{C: v.Float("c"), Eps: v.Float("svm_eps")}, Normalize: v.String("normalize") == "trace"}
 }
 
-// Setup validates in against needs (which must include NeedKernels and
-// NeedLabels) and returns the SVM tasks of its labels and its kernels,
-// normalised as configured. Errors wrap ErrInput.
-func (c Config) Setup(in *learners.Input, needs learners.Needs) (*kernelmath.SVMTasks, *kernelmath.KernelSet, error) {
-	if err := in.Validate(needs); err != nil {
-		return nil, nil, err
-	}
+// Setup returns the SVM tasks of in's labels and its base kernels,
+// normalised as configured; in has both (the registry checked it). Errors
+// wrap ErrInput.
+func (c Config) Setup(in *learners.Input) (*kernelmath.SVMTasks, *kernelmath.KernelSet, error) {
 	tasks, err := kernelmath.NewSVMTasks(in.Labels)
 	if err != nil {
 		return nil, nil, err

@@ -682,8 +682,8 @@ func init() {
 		normalizeParam,
 		learners.Int("seed", 0, 0, math.MaxInt32, "seed of the balancing, the validation split and the mini-batches"),
 	}
-	build := func(v learners.Values, degree int, needs learners.Needs) *Learner {
-		return &Learner{degree: degree, needs: needs, normalize: v.String("normalize") == "center-standardize", opt: Options{
+	build := func(v learners.Values, degree int) *Learner {
+		return &Learner{degree: degree, normalize: v.String("normalize") == "center-standardize", opt: Options{
 			Lambda: v.Float("lambda"), Iterations: v.Int("iterations"), Batch: v.Int("batch"), Seed: uint64(v.Int("seed"))}}
 	}
 	learners.Register(learners.Spec{
@@ -696,7 +696,7 @@ func init() {
 			"accepts implicit kernels (Output.Kernel is then formed only up to 2000 points).",
 		Needs:  needsLinear,
 		Params: common,
-		New:    func(v learners.Values) (learners.Learner, error) { return build(v, 1, needsLinear), nil },
+		New:    func(v learners.Values) (learners.Learner, error) { return build(v, 1), nil },
 	})
 	learners.Register(learners.Spec{
 		Name: NamePoly,
@@ -707,7 +707,7 @@ func init() {
 		Needs: needsPoly,
 		Params: append(slices.Clone(common),
 			learners.Int("degree", 2, 2, 3, "degree of the monomial expansion")),
-		New: func(v learners.Values) (learners.Learner, error) { return build(v, v.Int("degree"), needsPoly), nil },
+		New: func(v learners.Values) (learners.Learner, error) { return build(v, v.Int("degree")), nil },
 	})
 }
 
@@ -722,7 +722,6 @@ const (
 // Learner is the registered TS-MKL learner (linear or polynomial).
 type Learner struct {
 	degree    int
-	needs     learners.Needs
 	normalize bool
 	opt       Options
 }

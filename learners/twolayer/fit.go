@@ -53,10 +53,6 @@ const maxExponent = 709
 // Fit, a fit that stops at an iteration cap returns its result with an
 // error wrapping learners.ErrNotConverged.
 func (l *Learner) FitResult(ctx context.Context, in *learners.Input) (*Result, error) {
-	needs := learners.NeedKernels | learners.NeedLabels
-	if l.cfg.inf {
-		needs |= learners.NeedFeatures
-	}
 	tasks, ks, err := l.cfg.svm.Setup(in)
 	if err != nil {
 		return nil, err

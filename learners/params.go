@@ -128,13 +128,18 @@ func (v Values) get(name string) any {
 }
 
 // ParseParams validates JSON parameters against spec, filling in defaults.
-func ParseParams(spec Spec, raw json.RawMessage) (Values, error) { return parseParams(spec, raw) }
+func ParseParams(spec Spec, raw json.RawMessage) (Values, error) {
+	v, _, err := parseParams(spec, raw)
+	return v, err
+}
 
-func parseParams(s Spec, raw json.RawMessage) (Values, error) {
+// parseParams is ParseParams that also returns the names of the
+// parameters raw gives.
+func parseParams(s Spec, raw json.RawMessage) (Values, map[string]bool, error) {
 	given := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
 		if err := json.Unmarshal(raw, &given); err != nil {
-			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Msg: "parameters must be a JSON object: " + err.Error()}
+			return nil, nil, &ParamError{Learner: s.Name, Noun: s.noun(), Msg: "parameters must be a JSON object: " + err.Error()}
 		}
 	}
 	for name := range given {
@@ -144,7 +149,7 @@ func parseParams(s Spec, raw json.RawMessage) (Values, error) {
 				known[i] = p.Name
 			}
 			sort.Strings(known)
-			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: name, Msg: fmt.Sprintf("unknown parameter (known: %s)", strings.Join(known, ", "))}
+			return nil, nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: name, Msg: fmt.Sprintf("unknown parameter (known: %s)", strings.Join(known, ", "))}
 		}
 	}
 	v := Values{}
@@ -153,15 +158,19 @@ func parseParams(s Spec, raw json.RawMessage) (Values, error) {
 		if r, ok := given[p.Name]; ok {
 			var err error
 			if val, err = decodeParam(p, r); err != nil {
-				return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
+				return nil, nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
 			}
 		}
 		if err := p.check(val); err != nil {
-			return nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
+			return nil, nil, &ParamError{Learner: s.Name, Noun: s.noun(), Param: p.Name, Msg: err.Error()}
 		}
 		v[p.Name] = val
 	}
-	return v, nil
+	names := make(map[string]bool, len(given))
+	for name := range given {
+		names[name] = true
+	}
+	return v, names, nil
 }
 
 func decodeParam(p Param, r json.RawMessage) (any, error) {

@@ -66,7 +66,7 @@ func Register(s Spec) {
 			panic("learners: Register called twice for " + name)
 		}
 	}
-	if _, err := parseParams(s, nil); err != nil {
+	if _, _, err := parseParams(s, nil); err != nil {
 		panic(fmt.Sprintf("learners: defaults of %s do not validate: %v", s.Name, err))
 	}
 	registry[s.Name] = s

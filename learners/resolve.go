@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -27,6 +28,7 @@ type Resolved struct {
 	// one, Spec.Needs otherwise.
 	Needs   Needs
 	learner Learner
+	given   map[string]bool // the parameters the request gave
 }
 
 var _ Learner = (*Resolved)(nil)
@@ -44,11 +46,16 @@ func Resolve(name string, params json.RawMessage) (*Resolved, error) {
 		}
 		return nil, fmt.Errorf("%w %q (registered: %s)", ErrUnknownLearner, name, strings.Join(names, ", "))
 	}
-	v, err := parseParams(s, params)
+	v, given, err := parseParams(s, params)
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(v)
+	r, err := s.resolve(v)
+	if err != nil {
+		return nil, err
+	}
+	r.given = given
+	return r, nil
 }
 
 // resolve builds the learner of s from validated values v.
@@ -80,13 +87,24 @@ func (r *Resolved) With(name string, value any) (*Resolved, error) {
 	if err := r.Spec.Params[i].check(value); err != nil {
 		return nil, &ParamError{Learner: r.Spec.Name, Noun: r.Spec.noun(), Param: name, Msg: err.Error()}
 	}
-	v := make(Values, len(r.Values))
-	for k, x := range r.Values {
-		v[k] = x
-	}
+	v := maps.Clone(r.Values)
 	v[name] = value
-	return r.Spec.resolve(v)
+	w, err := r.Spec.resolve(v)
+	if err != nil {
+		return nil, err
+	}
+	w.given = maps.Clone(r.given)
+	if w.given == nil {
+		w.given = map[string]bool{}
+	}
+	w.given[name] = true
+	return w, nil
 }
+
+// Given reports whether the parameters resolved gave parameter name (rather
+// than taking its default), for a caller whose own setting is the default
+// (a recommender's seed).
+func (r *Resolved) Given(name string) bool { return r.given[name] }
 
 // Fit checks in against r.Needs and fits r's learner.
 func (r *Resolved) Fit(ctx context.Context, in *Input) (*Output, error) {

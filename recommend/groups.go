@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"github.com/kernelrank/kernelrank/learners/mklr"
 )
 
 // The group scorers a model can rank groups by (Train chooses one on
@@ -24,7 +25,7 @@ const (
 	// GroupMKLR is s(g, u), the expected number of u's friends among g's
 	// members: 1 for a friend, the strength model's prior-corrected
 	// probability for any other member (groupScoresOf's deviation note).
-	GroupMKLR = "mklr"
+	GroupMKLR = mklr.Name
 	// GroupFriendVote counts u's friends among the members.
 	GroupFriendVote = "friend-vote"
 	// GroupAdamicAdar sums 1/ln(deg v) over u's friends v among the

@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/alignf"
 	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/social"
 )
 
 // DefaultLearner is the kernel-combination learner of the thesis.
-const DefaultLearner = "alignf"
+const DefaultLearner = alignf.Name
 
 // Target is what the combination learner aligns the kernels with.
 type Target string
@@ -52,10 +53,12 @@ type Options struct {
 	// stored densely for a learner that does not take implicit kernels
 	// (8 n^2 bytes each; default 2000: 32 MB a kernel).
 	DenseMax int
-	// MKLR and Negatives configure the strength model and its negative
-	// training pairs; their seeds default to Seed, MKLR.Base to the base
-	// kernels.
-	MKLR      mklr.Options
+	// MKLR are the strength model's parameters, as the registry's mklr
+	// spec declares them (GET /v1/learners; nil: its defaults, the seed
+	// Seed), and Negatives configure its negative training pairs (the seed
+	// defaults to Seed). Each base kernel is an unpenalised term of the
+	// strength model (mklr's Base).
+	MKLR      json.RawMessage
 	Negatives mklr.NegativeOptions
 	// Select configures the choice of the friend and group scorers on
 	// held-out training friendships and memberships (on by default;
@@ -129,10 +132,10 @@ type Model struct {
 	top          *precomputed // nil: every request ranks from scratch
 
 	// What storing needs (store.go): the settings trained with, whether
-	// the view was the data set's full view and MKLR.Base the default,
+	// the view was the data set's full view,
 	// the data version and the store version.
 	settings             settings
-	full, customBase     bool
+	full                 bool
 	dataVersion, version string
 }
 
@@ -242,8 +245,8 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 		return nil, err
 	}
 	m := &Model{ds: ds, stats: Stats{Learner: opts.Learner, Target: opts.Target, Users: n}, settings: st, scorer: ScorerMKLR, groupScorer: GroupMKLR,
-		full:       slices.Equal(view.Friends, ds.Friends) && slices.Equal(view.Memberships, ds.Memberships),
-		customBase: opts.MKLR.Base != nil, dataVersion: ds.Version()}
+		full:        slices.Equal(view.Friends, ds.Friends) && slices.Equal(view.Memberships, ds.Memberships),
+		dataVersion: ds.Version()}
 
 	start := time.Now()
 	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", cmp.Or(opts.Kernels.Mode, social.ModeDefault))
@@ -273,6 +276,20 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	return m, nil
 }
 
+// mklrOptions resolves opts.MKLR through the registry's mklr spec, the
+// seed defaulting to opts.Seed (defaults applied).
+func mklrOptions(opts Options) (mklr.Options, error) {
+	r, err := learners.Resolve(mklr.Name, opts.MKLR)
+	if err != nil {
+		return mklr.Options{}, fmt.Errorf("%w: %w", ErrLearner, err)
+	}
+	o := mklr.OptionsOf(r.Values)
+	if !r.Given("seed") {
+		o.Seed = opts.Seed
+	}
+	return o, nil
+}
+
 func (o *Options) defaults() {
 	if o.Learner == "" {
 		o.Learner = DefaultLearner
@@ -288,9 +305,6 @@ func (o *Options) defaults() {
 	}
 	if o.Kernels.Seed == 0 {
 		o.Kernels.Seed = o.Seed
-	}
-	if o.MKLR.Seed == 0 {
-		o.MKLR.Seed = o.Seed
 	}
 	if o.Negatives.Seed == 0 {
 		o.Negatives.Seed = o.Seed
@@ -427,10 +441,11 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 
 	start = time.Now()
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
-	mo := opts.MKLR
-	if mo.Base == nil {
-		mo.Base = base // each base kernel an unpenalised term of f (mklr's default use, see its doc)
+	mo, err := mklrOptions(opts)
+	if err != nil {
+		return err
 	}
+	mo.Base = base // each base kernel an unpenalised term of f (mklr's default use, see its doc)
 	m.strength, err = mklr.Train(ctx, m.combined, pos, neg, mo)
 	switch {
 	case errors.Is(err, learners.ErrNotConverged) && m.strength != nil:

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -21,7 +22,7 @@ import (
 const (
 	// ScorerMKLR ranks by the strength model's f(u, v) (mklr on the
 	// combined kernel): the learned pipeline of chapter 7.
-	ScorerMKLR = "mklr"
+	ScorerMKLR = mklr.Name
 	// ScorerKernel ranks by the combined kernel sum_t theta_t K^t(u, v)
 	// alone.
 	ScorerKernel = "kernel"

@@ -46,7 +46,7 @@ var ErrDataVersion = errors.New("the model was trained on another version of the
 
 // settings are the options that make a model: StoreName hashes them and
 // the meta part records them. Options.Log and DenseMax make no model and
-// are left out; MKLR.Base must be the default (the base kernels).
+// are left out.
 type settings struct {
 	Learner   string               `json:"learner"`
 	Params    json.RawMessage      `json:"params,omitempty"`
@@ -73,9 +73,12 @@ type mklrSettings struct {
 // settingsOf returns the settings of opts, defaults applied.
 func settingsOf(opts Options) (settings, error) {
 	opts.defaults()
+	mo, err := mklrOptions(opts)
+	if err != nil {
+		return settings{}, err
+	}
 	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Select: opts.Select, Seed: opts.Seed,
-		MKLR: mklrSettings{opts.MKLR.Pair, opts.MKLR.C, opts.MKLR.MaxImport, opts.MKLR.Candidates, opts.MKLR.Tol,
-			opts.MKLR.NoIntercept, opts.MKLR.KernelTerm, opts.MKLR.Seed}}
+		MKLR: mklrSettings{mo.Pair, mo.C, mo.MaxImport, mo.Candidates, mo.Tol, mo.NoIntercept, mo.KernelTerm, mo.Seed}}
 	if len(opts.Params) > 0 {
 		var b bytes.Buffer
 		if err := json.Compact(&b, opts.Params); err != nil {
@@ -139,14 +142,11 @@ func (m *Model) DataVersion() string { return m.dataVersion }
 func (m *Model) Version() string { return m.version }
 
 // Encode returns the parts of the model for cache.Store.Write. Only a
-// model trained on all of its data set's relations (FullView) with the
-// default MKLR.Base can be stored: Load rebuilds it from the data set.
+// model trained on all of its data set's relations (FullView) can be
+// stored: Load rebuilds it from the data set.
 func (m *Model) Encode() (map[string][]byte, error) {
 	if !m.full {
 		return nil, errors.New("recommend: only a model trained on the full view of its data set can be stored")
-	}
-	if m.customBase {
-		return nil, errors.New("recommend: a model trained with a custom MKLR.Base cannot be stored")
 	}
 	st := m.strength.State()
 	md := meta{Layout: layoutVersion, Settings: m.settings, DataVersion: m.DataVersion(), Users: m.ds.N(), Groups: len(m.ds.Groups),

@@ -1,12 +1,12 @@
 package recommend_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/metrics"
-	"github.com/kernelrank/kernelrank/learners/mklr"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -106,7 +106,7 @@ func TestTSMKLTargets(t *testing.T) {
 	ds := demoData(t)
 	for _, target := range []recommend.Target{recommend.TargetFriends, recommend.TargetGroups} {
 		st := train(t, ds, recommend.Options{Learner: "tsmkl", Target: target,
-			MKLR:   mklr.Options{MaxImport: 10}, // the strength model is not what is tested
+			MKLR:   json.RawMessage(`{"max_import":10}`), // the strength model is not what is tested
 			Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR, GroupScorer: recommend.GroupMKLR}}).Stats()
 		sum := 0.0
 		for _, w := range st.Weights {

@@ -84,6 +84,8 @@ func init() {
 // Learner is the alignf learner; build it with learners.New(Name, nil).
 type Learner struct{}
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the weights of in's base kernels for in's target.
 func (Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	kernels := in.BaseKernels()

@@ -88,6 +88,8 @@ func init() {
 // Learner is the CMVU+NPKL learner; build it with learners.New(Name, params).
 type Learner struct{ cfg config }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel and the embedding of the n points of Kernels[0]. A
 // fit that stops before converging returns its best output with an error
 // wrapping learners.ErrNotConverged; a cancelled ctx returns ctx.Err().

@@ -31,6 +31,8 @@ type kernel struct {
 	f     func(in *learners.Input) (*mat.SymDense, error)
 }
 
+var _ learners.Learner = (*kernel)(nil)
+
 func (k kernel) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -74,6 +74,8 @@ type Fused struct {
 	offset float64
 }
 
+var _ learners.Learner = (*Fused)(nil)
+
 // Fit learns K_npk over the points of in and returns the fused kernel, with
 // the Stats of the HSIC-NPK fit (and its ErrNotConverged, as Learner.Fit).
 func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {

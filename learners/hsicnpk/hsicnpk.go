@@ -185,6 +185,8 @@ type Learner struct {
 	trace func(step) // test hook: called at every iteration
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel over the n points of in (Features and Target).
 // A fit that stops without the gap certificate returns its best kernel (with
 // Stats.Converged false) together with an error wrapping learners.ErrNotConverged,

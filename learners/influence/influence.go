@@ -87,6 +87,8 @@ type Learner struct {
 	Squared bool // squared distances in the random walk
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the weights.
 func (l Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	if err := ctx.Err(); err != nil {

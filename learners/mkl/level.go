@@ -39,6 +39,8 @@ type level struct {
 	lambda float64
 }
 
+var _ learners.Learner = (*level)(nil)
+
 func (l *level) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	f, err := l.setup(in)
 	if err != nil {

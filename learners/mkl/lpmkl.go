@@ -39,6 +39,8 @@ type lpNorm struct {
 	gapTol float64
 }
 
+var _ learners.Learner = (*lpNorm)(nil)
+
 func (l *lpNorm) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	f, err := l.setup(in)
 	if err != nil {

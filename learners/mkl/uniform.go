@@ -13,6 +13,8 @@ type uniform struct{}
 
 const uniformNeeds = learners.NeedKernels | learners.AcceptImplicit
 
+var _ learners.Learner = (*uniform)(nil)
+
 func (uniform) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -160,6 +160,8 @@ func (m *Model) BaseWeights() []float64 { return m.baseW }
 // Stats returns the training statistics.
 func (m *Model) Stats() Stats { return m.stats }
 
+var _ learners.PairScorer = (*Model)(nil)
+
 // Score returns f(i, j). O(|S|) plus one entry of each kernel term.
 func (m *Model) Score(i, j int) float64 {
 	f := m.bias

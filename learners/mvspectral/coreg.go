@@ -28,6 +28,8 @@ type Coreg struct {
 	finalView int
 }
 
+var _ learners.Learner = (*Coreg)(nil)
+
 // Fit runs the alternating maximisation on in.Kernels (the views).
 func (c *Coreg) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	views, err := c.cfg.setup(in)

@@ -21,6 +21,8 @@ type Cotrain struct {
 	finalView  int
 }
 
+var _ learners.Learner = (*Cotrain)(nil)
+
 // Fit runs the co-training rounds on in.Kernels (the views).
 func (c *Cotrain) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	views, err := c.cfg.setup(in)

@@ -256,6 +256,8 @@ func addOuter(a *mat.SymDense, alpha float64, u *mat.Dense) {
 // Spectral is the single-view (kernel-sum) learner.
 type Spectral struct{ cfg config }
 
+var _ learners.Learner = (*Spectral)(nil)
+
 // Fit embeds the points by spectral clustering of the sum of in.Kernels.
 func (s *Spectral) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	views, err := s.cfg.setup(in)

@@ -83,6 +83,8 @@ type Learner struct {
 	C, Mu float64 // C for both (the faithful path of SKL_KTA); Mu for SKL
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel over all points of in from the labelled ones.
 func (l Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	if err := ctx.Err(); err != nil {

@@ -318,6 +318,8 @@ type fit struct {
 	c     float64 // the C used (Config.C, or AutoC)
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel over the n points of in. A fit that stops at
 // max_iter (or when its line search stalls) before the gap reaches tol
 // returns its best kernel with an error wrapping learners.ErrNotConverged;

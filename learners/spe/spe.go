@@ -97,6 +97,8 @@ type Learner struct {
 	trace func(round int, res *npkl.Result, working int) // test hook
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel and the embedding of the n points of Kernels[0]. A
 // fit that stops before converging returns its best output with an error
 // wrapping learners.ErrNotConverged; a cancelled ctx returns ctx.Err().

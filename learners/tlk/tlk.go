@@ -106,6 +106,8 @@ type Config struct {
 // Learner is the registered learner.
 type Learner struct{ Config }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns kappa over all points: the labelled ones are X, the others Y_raw.
 func (l Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	var lab, aux []int

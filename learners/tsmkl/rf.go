@@ -250,6 +250,8 @@ type RFLearner struct {
 	opt       RFOptions
 }
 
+var _ learners.Learner = (*RFLearner)(nil)
+
 // Fit grows the forest on the labelled points of in and returns the
 // landmark kernel Phi Phi^T over all the points.
 func (l *RFLearner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {

@@ -645,6 +645,8 @@ func standardize(k kernelmath.KernelMatrix) *standardized {
 	return st
 }
 
+var _ kernelmath.KernelMatrix = (*standardized)(nil)
+
 func (s *standardized) Dim() int            { return s.k.Dim() }
 func (s *standardized) At(i, j int) float64 { return (s.k.At(i, j) + s.c - s.m[i] - s.m[j]) * s.inv }
 
@@ -725,6 +727,8 @@ type Learner struct {
 	normalize bool
 	opt       Options
 }
+
+var _ learners.Learner = (*Learner)(nil)
 
 // Fit learns the combination from the base kernels and in.Labels, or
 // without labels from the link target (FitTarget).

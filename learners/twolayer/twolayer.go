@@ -220,6 +220,8 @@ type Result struct {
 	Generated []Generated
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the two-layer kernel; see the package documentation.
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	r, err := l.FitResult(ctx, in)

@@ -134,6 +134,8 @@ type step struct {
 	qp   kernelmath.QPResult // qp.Objective is J(mu) = mu'W mu + z'mu
 }
 
+var _ learners.Learner = (*Learner)(nil)
+
 // Fit learns the kernel weights from in.Kernels and in.Features.
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
 	pr, err := newProblem(in, l.cfg)

@@ -19,6 +19,8 @@ type Operator interface {
 
 type symOperator struct{ k *mat.SymDense }
 
+var _ Operator = symOperator{}
+
 func (o symOperator) Dim() int { return o.k.SymmetricDim() }
 
 func (o symOperator) Apply(dst, x []float64) {

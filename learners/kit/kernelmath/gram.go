@@ -33,6 +33,8 @@ func NewGram(n, m int, entries []Triplet) (*Gram, error) {
 	return &Gram{n: n, m: m, x: newCSR(n, entries, false, false), xt: newCSR(m, entries, true, false)}, nil
 }
 
+var _ KernelMatrix = (*Gram)(nil)
+
 // Dim returns n.
 func (g *Gram) Dim() int { return g.n }
 

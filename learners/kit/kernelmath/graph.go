@@ -87,6 +87,8 @@ type laplacian struct {
 	deg []float64
 }
 
+var _ Operator = laplacian{}
+
 func (l laplacian) Dim() int { return l.g.N() }
 
 func (l laplacian) Apply(dst, x []float64) {

@@ -34,6 +34,8 @@ type KernelMatrix interface {
 // for small n).
 type DenseKernel struct{ K *mat.SymDense }
 
+var _ KernelMatrix = (*DenseKernel)(nil)
+
 // Dim returns n.
 func (d DenseKernel) Dim() int { return d.K.SymmetricDim() }
 
@@ -129,6 +131,8 @@ func (s *ScaledKernel) Shifted(delta float64) *ScaledKernel {
 // Base returns the kernel before scaling.
 func (s *ScaledKernel) Base() KernelMatrix { return s.base }
 
+var _ KernelMatrix = (*ScaledKernel)(nil)
+
 // Dim returns n.
 func (s *ScaledKernel) Dim() int { return s.base.Dim() }
 
@@ -208,6 +212,8 @@ func NewKernelSum(weights []float64, kernels []KernelMatrix) (*KernelSum, error)
 	}
 	return &KernelSum{weights: weights, kernels: kernels}, nil
 }
+
+var _ KernelMatrix = (*KernelSum)(nil)
 
 // Dim returns n.
 func (s *KernelSum) Dim() int { return s.kernels[0].Dim() }

@@ -148,6 +148,8 @@ func pcaStart(ctx context.Context, kern *mat.SymDense, k int, opt KMeansOptions)
 // centredOperator is H A H for the centring matrix H = I - 11^T/n.
 type centredOperator struct{ a Operator }
 
+var _ Operator = centredOperator{}
+
 func (o centredOperator) Dim() int { return o.a.Dim() }
 
 func (o centredOperator) Apply(dst, x []float64) {

@@ -14,6 +14,8 @@ type LowRank struct{ z *mat.Dense }
 // NewLowRank wraps Z (not copied).
 func NewLowRank(z *mat.Dense) *LowRank { return &LowRank{z} }
 
+var _ KernelMatrix = (*LowRank)(nil)
+
 // Dim returns n.
 func (l *LowRank) Dim() int { n, _ := l.z.Dims(); return n }
 

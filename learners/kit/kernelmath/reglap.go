@@ -67,6 +67,8 @@ func NewRegLaplacian(adj *SparseSym, gamma, tol float64) (*RegLaplacian, error) 
 	return &RegLaplacian{adj: adj, invSqrt: inv, gamma: gamma, tol: tol, maxIter: int(math.Ceil(iters)) + 10}, nil
 }
 
+var _ KernelMatrix = (*RegLaplacian)(nil)
+
 // Dim returns n.
 func (r *RegLaplacian) Dim() int { return r.adj.Dim() }
 

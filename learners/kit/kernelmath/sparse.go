@@ -185,6 +185,8 @@ func NewSparseSym(n int, entries []Triplet) (*SparseSym, error) {
 	return &SparseSym{n: n, m: newCSR(n, entries, false, true)}, nil
 }
 
+var _ KernelMatrix = (*SparseSym)(nil)
+
 // Dim returns n.
 func (s *SparseSym) Dim() int { return s.n }
 

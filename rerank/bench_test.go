@@ -115,7 +115,7 @@ func benchRerank200(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := Rerank(context.Background(), cands, Options{Strategy: c.strategy, Params: json.RawMessage(c.params), Voters: 3}); err != nil {
+				if _, _, err := rerankAll(context.Background(), cands, Options{Strategy: c.strategy, Params: json.RawMessage(c.params), Voters: 3}); err != nil {
 					b.Fatal(err)
 				}
 			}

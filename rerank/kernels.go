@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -17,19 +18,24 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// source computes the candidates' similarity matrix for one strategy.
-type source struct {
-	visual  bool   // needs visual features
-	learner string // the learner fitting the kernel; "" for a fixed kernel
-	params  string // the parameters in canonical form (see Plan.Params)
-	// compute is nil for raw, which does not re-rank.
-	compute func(ctx context.Context, cands []Candidate) (*mat.SymDense, *learners.Stats, error)
+// PanicError is a panic inside a kernel computation (a learner's bug on some
+// input), returned as an error: it costs the one request, never the process.
+// Under the cache a kernel is computed in singleflight's goroutine, where
+// an unrecovered panic would kill the server.
+type PanicError struct {
+	Strategy string
+	Value    any
+	Stack    []byte
 }
 
-// kernelFor resolves a strategy name (any registered plug-in that can
-// re-rank a search, by name or alias) and its parameters.
-func kernelFor(strategy string, params json.RawMessage) (*source, error) {
-	l, spec, err := learners.New(strategy, params)
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("rerank: %s panicked: %v", e.Strategy, e.Value)
+}
+
+// resolve resolves a strategy name (any registered plug-in that can
+// re-rank a search, by name or alias) and its parameters, once.
+func resolve(strategy string, params json.RawMessage) (*learners.Resolved, error) {
+	r, err := learners.Resolve(strategy, params)
 	if errors.Is(err, learners.ErrUnknownLearner) {
 		return nil, optErr("unknown re-ranker %q: use a strategy (%s) or a learner that can re-rank a search (%s)",
 			strategy, strings.Join(Strategies(), ", "), strings.Join(rerankers(), ", "))
@@ -37,83 +43,74 @@ func kernelFor(strategy string, params json.RawMessage) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	if a := LearnerApplicability(spec, true); !a.Rerank {
-		return nil, optErr("learner %s cannot re-rank a search: %s", spec.Name, a.Reason)
+	if a := LearnerApplicability(r.Spec, true); !a.Rerank {
+		return nil, optErr("learner %s cannot re-rank a search: %s", r.Spec.Name, a.Reason)
 	}
-	v, err := parseParams(spec, params) // valid: New accepted them
-	if err != nil {
-		return nil, err
+	return r, nil
+}
+
+// Kernel computes the kernel of ranked (Split's), with the learner's
+// statistics when a learner fitted it (nil for a fixed kernel). A panic
+// in the learner is returned as a *PanicError.
+func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
+	return kernel(ctx, p.r, ranked)
+}
+
+// kernel fits r's kernel of cands, from what a search has of them: their
+// visual features, their tag kernel as the target, and (for the learners
+// that combine kernels) the linear visual and tag kernels.
+func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *mat.SymDense, stats *learners.Stats, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			k, stats, err = nil, nil, &PanicError{Strategy: r.Spec.Name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	needs := r.Needs
+	in := &learners.Input{}
+	var x *mat.Dense
+	var text *mat.SymDense
+	// The inputs live on kernelmath.Scratch storage, handed back when
+	// the fit is done (a learner does not keep its input), unless the
+	// kernel returned is one of them.
+	defer func() {
+		if x != nil {
+			kernelmath.Release(x.RawMatrix().Data)
+		}
+		if text != nil && !sharesStorage(k, text) {
+			kernelmath.ReleaseSym(text)
+		}
+	}()
+	if needs&(learners.NeedFeatures|learners.NeedKernels) != 0 {
+		if x, err = Visual(cands); err != nil {
+			return nil, nil, err
+		}
 	}
-	src := &source{params: canonical(v), visual: spec.Needs&(learners.NeedFeatures|learners.NeedKernels) != 0}
-	if spec.Kind == learners.KindOrder {
-		return src, nil // raw: no kernel
+	if needs&learners.NeedFeatures != 0 {
+		in.Features = x
 	}
-	if !spec.Fixed {
-		src.learner = spec.Name
+	if needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
+		text = TextKernel(cands)
 	}
-	src.compute = func(ctx context.Context, cands []Candidate) (k *mat.SymDense, stats *learners.Stats, err error) {
-		in := &learners.Input{}
-		var x *mat.Dense
-		var text *mat.SymDense
-		// The inputs live on kernelmath.Scratch storage, handed back when
-		// the fit is done (a learner does not keep its input), unless the
-		// kernel returned is one of them.
-		defer func() {
-			if x != nil {
-				kernelmath.Release(x.RawMatrix().Data)
-			}
-			if text != nil && !sharesStorage(k, text) {
-				kernelmath.ReleaseSym(text)
-			}
-		}()
-		if src.visual {
-			if x, err = Visual(cands); err != nil {
-				return nil, nil, err
-			}
-		}
-		if spec.Needs&learners.NeedFeatures != 0 {
-			in.Features = x
-		}
-		if spec.Needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
-			text = TextKernel(cands)
-		}
-		if spec.Needs&learners.NeedTarget != 0 {
-			in.Target = text
-		}
-		if spec.Needs&learners.NeedKernels != 0 {
-			// Base kernels only for the learners that combine them.
-			in.Kernels = []*mat.SymDense{kernelmath.Linear(x), text}
-		}
-		out, err := l.Fit(ctx, in)
-		if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {
-			// The best kernel reached, served knowingly: Stats.Converged
-			// is false and Info.Warning says so.
-			return out.Kernel, &out.Stats, nil
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("learner %s: %w", spec.Name, err)
-		}
-		if spec.Fixed {
-			return out.Kernel, nil, nil // nothing learned: no statistics to report
-		}
+	if needs&learners.NeedTarget != 0 {
+		in.Target = text
+	}
+	if needs&learners.NeedKernels != 0 {
+		// Base kernels only for the learners that combine them.
+		in.Kernels = []*mat.SymDense{kernelmath.Linear(x), text}
+	}
+	out, err := r.Fit(ctx, in)
+	if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {
+		// The best kernel reached, served knowingly: Stats.Converged
+		// is false and Plan.Warning says so.
 		return out.Kernel, &out.Stats, nil
 	}
-	return src, nil
-}
-
-func parseParams(spec learners.Spec, params json.RawMessage) (learners.Values, error) {
-	v, err := learners.ParseParams(spec, params)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, nil, fmt.Errorf("learner %s: %w", r.Spec.Name, err)
 	}
-	return v, nil
-}
-
-// canonical is the JSON of validated values: every parameter, defaults
-// included, keys sorted, so equivalent parameters give one string.
-func canonical(v learners.Values) string {
-	b, _ := json.Marshal(v) // cannot fail: finite numbers, strings and booleans
-	return string(b)
+	if !r.Learned() {
+		return out.Kernel, nil, nil // nothing learned: no statistics to report
+	}
+	return out.Kernel, &out.Stats, nil
 }
 
 // sharesStorage reports whether k (possibly nil or empty) starts on the

@@ -9,10 +9,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kernelrank/kernelrank/features"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
@@ -48,18 +48,17 @@ type Options struct {
 }
 
 // Defaults, chosen on the validation queries of `kernelrank eval images`
-// (Corel5k and harder corpora built from it): npk-fused, HSIC-NPK fused with
-// the degree-2 polynomial kernel (learners/hsicnpk), has the best
-// validation P@10 on Corel5k on every seed; its defaults (poly, budget 1,
-// offset 1) have the best mean validation P@10 of its configurations over
-// all the corpora, and work on features of any sign (histogram intersection
-// needs non-negative ones). The uniform prior beat the text-score prior for
-// every kernel, so it is the default although spec A.2 suggests the text
-// prior. The measured tables are in the README. A deployment's labelled
-// validation queries (search.SelectDefault, `kernelrank serve --validation`)
-// may set another default and its parameters (npk-fused's degree among them).
+// (Corel5k and harder corpora built from it; the tables are in
+// docs/evaluation.md). The default strategy is npk-fused, HSIC-NPK fused
+// with the degree-2 polynomial kernel (learners/hsicnpk): its defaults
+// work on features of any sign (histogram intersection needs non-negative
+// ones). The prior is uniform although spec A.2 suggests the text prior:
+// the uniform prior ranked better with every kernel. A deployment's
+// labelled validation queries (search.SelectDefault, `kernelrank serve
+// --validation`) may set another default and its parameters. This package
+// imports hsicnpk, so that its default is registered wherever it is used.
 const (
-	DefaultStrategy = "npk-fused"
+	DefaultStrategy = hsicnpk.FusedName
 	DefaultPrior    = "uniform"
 	DefaultAffinity = "clip"
 	DefaultDamping  = 0.85
@@ -96,11 +95,10 @@ type Info struct {
 	Affinity   string          `json:"affinity"`
 	Iterations int             `json:"visualrank_iterations"`
 	Learner    *learners.Stats `json:"learner,omitempty"`
-	KernelTime time.Duration   `json:"-"` // the search reports it as kernel_ms
 	// Warning is set when the learner stopped short of its convergence
-	// criterion and the ranking uses the best kernel it reached.
-	Warning  string        `json:"warning,omitempty"`
-	RankTime time.Duration `json:"-"` // the search reports it as rank_ms
+	// criterion and the ranking uses the best kernel it reached (see
+	// Plan.Warning), or the search fell back to a low rank.
+	Warning string `json:"warning,omitempty"`
 }
 
 // minRerank is the fewest candidates worth re-ranking: with two, VisualRank
@@ -164,28 +162,18 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// Rerank orders the candidates (given in text-stage order) by VisualRank over
-// the strategy's kernel. Candidates without visual features are appended
-// after the re-ranked ones, in text order, for the strategies that need them.
-func Rerank(ctx context.Context, cands []Candidate, opt Options) ([]Result, Info, error) {
-	p, err := NewPlan(opt)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	return p.Rerank(ctx, cands, p.Kernel)
-}
-
-// Plan is a validated re-ranking: the options with their defaults filled in
-// and the kernel resolved. NewPlan checks all that can be checked without
-// candidates, so a caller rejects bad options, and keys a cache by the
-// canonical ones, before doing any work.
+// Plan is a validated re-ranking: the options with their defaults filled
+// in and the strategy resolved once (learners.Resolve). NewPlan checks all
+// that can be checked without candidates, so a caller rejects bad options,
+// and keys a cache by the canonical ones, before doing any work. A search
+// then runs its stages on it in turn, none calling back into another:
+// Split, Kernel (or a cached kernel), Rank.
 type Plan struct {
 	opt Options
-	src *source
-	// hasRank is set when the learner has a low-rank form (a "rank"
-	// parameter); rank is its value (0: full rank).
-	hasRank bool
-	rank    int
+	r   *learners.Resolved
+	// visual says the kernel is over the visual features, so a candidate
+	// without them is left out of the ranking.
+	visual bool
 }
 
 // NewPlan validates opt; its errors wrap ErrOptions.
@@ -193,100 +181,104 @@ func NewPlan(opt Options) (*Plan, error) {
 	if err := opt.fill(); err != nil {
 		return nil, err
 	}
-	src, err := kernelFor(opt.Strategy, opt.Params)
+	r, err := resolve(opt.Strategy, opt.Params)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{opt: opt, src: src}
-	var v map[string]any
-	if src.learner != "" && json.Unmarshal([]byte(src.params), &v) == nil {
-		if r, ok := v["rank"].(float64); ok {
-			p.hasRank, p.rank = true, int(r)
-		}
-	}
-	return p, nil
+	return &Plan{opt: opt, r: r, visual: r.Needs&(learners.NeedFeatures|learners.NeedKernels) != 0}, nil
 }
 
 // Options returns the options with their defaults filled in.
 func (p *Plan) Options() Options { return p.opt }
 
-// Params returns the kernel's parameters in canonical form: a JSON object
-// of every parameter, defaults included, keys sorted. Equivalent
-// Options.Params (reordered, spelled 2.0 for 2, defaults given or left out)
-// give the same string.
-func (p *Plan) Params() string { return p.src.params }
+// Params returns the kernel's parameters in canonical form
+// (learners.Resolved.Params): equivalent Options.Params give one string.
+func (p *Plan) Params() string { return p.r.Params }
 
 // Learner names the learner that fits the kernel (hsicnpk for npk), or is
-// empty for raw and the fixed kernels (text, linear, poly, ...).
-func (p *Plan) Learner() string { return p.src.learner }
-
-// KernelFunc returns the kernel of the candidates to re-rank, with the
-// learner's statistics when a learner fitted it.
-type KernelFunc func(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error)
-
-// Kernel computes the kernel of ranked: the KernelFunc of Rerank.
-func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
-	return computeSafely(ctx, p.opt.Strategy, p.src, ranked)
+// empty for raw and the fixed kernels (text, linear, poly, ...): a cache
+// keeps only a learned kernel.
+func (p *Plan) Learner() string {
+	if !p.r.Learned() {
+		return ""
+	}
+	return p.r.Spec.Name
 }
 
-// Rerank re-ranks cands as the package's Rerank does, taking the kernel from
-// kernel: p.Kernel, or a function that looks the kernel up before computing
-// it (a cache). kernel is called at most once, with the candidates that are
-// ranked (for a visual kernel, those with features), and not at all for raw
-// or for fewer than three of them. Info.KernelTime is the time kernel took.
-func (p *Plan) Rerank(ctx context.Context, cands []Candidate, kernel KernelFunc) ([]Result, Info, error) {
-	opt := p.opt
-	info := Info{Strategy: opt.Strategy, Prior: opt.Prior, Affinity: opt.Affinity}
-	if p.src.compute == nil { // raw: the text order as it is
-		out := make([]Result, len(cands))
-		for i, c := range cands {
-			out[i] = Result{ID: c.ID, TextScore: c.TextScore}
+// Reranks reports whether the plan computes a kernel at all (false for raw,
+// which keeps the text order).
+func (p *Plan) Reranks() bool { return p.r.Spec.Kind != learners.KindOrder }
+
+// Split returns the candidates the kernel is over, and the rest: those
+// without visual features, for a visual kernel, which keep their text
+// order after the ranked ones.
+func (p *Plan) Split(cands []Candidate) (ranked, rest []Candidate) {
+	if !p.visual || !slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
+		return cands, nil // the usual case: no copy
+	}
+	for _, c := range cands {
+		if len(c.Visual) > 0 {
+			ranked = append(ranked, c)
+		} else {
+			rest = append(rest, c)
 		}
-		return out, info, nil
 	}
-	ranked, rest := cands, []Candidate(nil)
-	if p.src.visual {
-		ranked, rest = splitByFeatures(cands)
-	}
-	var results []Result
-	if len(ranked) < minRerank {
+	return ranked, rest
+}
+
+// Votes reports whether Rank needs a kernel of ranked: a re-ranking plan
+// and at least three candidates (with two, VisualRank gives both the same
+// score whatever the kernel).
+func (p *Plan) Votes(ranked []Candidate) bool { return p.Reranks() && len(ranked) >= minRerank }
+
+// Rank orders ranked by VisualRank over kernel k with the plan's prior,
+// affinity and damping, lists each result's top voters, and appends rest
+// in text order; with k nil (raw, or too few candidates to vote) the text
+// order stands. It returns the results and VisualRank's iteration count.
+func (p *Plan) Rank(k *mat.SymDense, ranked, rest []Candidate) ([]Result, int) {
+	results := make([]Result, 0, len(ranked)+len(rest))
+	iter := 0
+	switch {
+	case !p.Reranks():
+		for _, c := range ranked {
+			results = append(results, Result{ID: c.ID, TextScore: c.TextScore})
+		}
+	case k == nil:
 		// Too few to vote: every score is equal, so the text order stands.
 		for _, c := range ranked {
 			results = append(results, Result{ID: c.ID, TextScore: c.TextScore, VisualRank: 1 / float64(len(ranked))})
 		}
-	} else {
-		start := time.Now()
-		k, stats, err := kernel(ctx, ranked)
-		if err != nil {
-			return nil, info, err
-		}
-		info.Learner = stats
-		info.KernelTime = time.Since(start)
-		if stats != nil && !stats.Converged {
-			info.Warning = fmt.Sprintf("the %s learner stopped after %d iterations without reaching its tolerance (gap %.3g): ranked by the best kernel it reached", opt.Strategy, stats.Iterations, stats.Gap)
-		}
-		start = time.Now()
-		vr, s, iter := Scores(k, ranked, opt.Prior, opt.Affinity, opt.Damping)
-		info.Iterations = iter
-		results = explain(ranked, s, vr, opt)
+	default:
+		var vr []float64
+		var s *mat.Dense
+		vr, s, iter = Scores(k, ranked, p.opt.Prior, p.opt.Affinity, p.opt.Damping)
+		results = explain(results, ranked, s, vr, p.opt)
 		kernelmath.Release(s.RawMatrix().Data)
-		info.RankTime = time.Since(start)
 	}
 	for _, c := range rest {
 		results = append(results, Result{ID: c.ID, TextScore: c.TextScore, NoFeatures: true})
 	}
-	return results, info, nil
+	return results, iter
+}
+
+// Warning is what a ranking by a kernel with the learner's stats says: that
+// the learner stopped short of its convergence criterion, or "".
+func (p *Plan) Warning(stats *learners.Stats) string {
+	if stats == nil || stats.Converged {
+		return ""
+	}
+	return fmt.Sprintf("the %s learner stopped after %d iterations without reaching its tolerance (gap %.3g): ranked by the best kernel it reached", p.opt.Strategy, stats.Iterations, stats.Gap)
 }
 
 // Kernel computes the candidates' similarity matrix for a strategy (nil for
 // raw, which does not re-rank). Every candidate must have visual features for
 // the visual strategies.
 func Kernel(ctx context.Context, cands []Candidate, strategy string, params json.RawMessage) (*mat.SymDense, *learners.Stats, error) {
-	src, err := kernelFor(strategy, params)
-	if err != nil || src.compute == nil {
+	r, err := resolve(strategy, params)
+	if err != nil || r.Spec.Kind == learners.KindOrder {
 		return nil, nil, err
 	}
-	return computeSafely(ctx, strategy, src, cands)
+	return kernel(ctx, r, cands)
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
@@ -303,20 +295,6 @@ func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damp
 	}
 	vr, iter := VisualRank(s, prior(cands, priorKind), damping)
 	return vr, s, iter
-}
-
-func splitByFeatures(cands []Candidate) (with, without []Candidate) {
-	if !slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
-		return cands, nil // the usual case: no copy
-	}
-	for _, c := range cands {
-		if len(c.Visual) > 0 {
-			with = append(with, c)
-		} else {
-			without = append(without, c)
-		}
-	}
-	return with, without
 }
 
 func prior(cands []Candidate, kind string) []float64 {
@@ -341,19 +319,19 @@ func prior(cands []Candidate, kind string) []float64 {
 	return p
 }
 
-// explain sorts by VisualRank (stable, so ties keep the text order) and lists
-// each result's strongest voters: d S_ij VR_j over j.
-func explain(cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Result {
-	n := len(cands)
-	out := make([]Result, n)
+// explain appends the candidates' results to out, sorted by VisualRank
+// (stable, so ties keep the text order), each with its strongest voters:
+// d S_ij VR_j over j.
+func explain(out []Result, cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Result {
+	from := len(out)
 	for i, c := range cands {
-		out[i] = Result{ID: c.ID, TextScore: c.TextScore, VisualRank: vr[i]}
-		if opt.Voters == 0 {
-			continue
+		r := Result{ID: c.ID, TextScore: c.TextScore, VisualRank: vr[i]}
+		if opt.Voters > 0 {
+			r.Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
 		}
-		out[i].Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
+		out = append(out, r)
 	}
-	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.VisualRank, a.VisualRank) })
+	slices.SortStableFunc(out[from:], func(a, b Result) int { return cmp.Compare(b.VisualRank, a.VisualRank) })
 	return out
 }
 

@@ -84,7 +84,7 @@ func lookalikes() []Candidate {
 func TestRerankStrategies(t *testing.T) {
 	ctx := context.Background()
 	for _, s := range []string{"text", "linear", "rbf", "poly", "intersection", "npk"} {
-		res, info, err := Rerank(ctx, lookalikes(), Options{Strategy: s, Voters: 3})
+		res, info, err := rerankAll(ctx, lookalikes(), Options{Strategy: s, Voters: 3})
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -105,7 +105,7 @@ func TestRerankStrategies(t *testing.T) {
 			t.Errorf("%s: voters of the top result = %v", s, res[0].Voters)
 		}
 	}
-	res, _, err := Rerank(ctx, lookalikes(), Options{Strategy: "raw"})
+	res, _, err := rerankAll(ctx, lookalikes(), Options{Strategy: "raw"})
 	if err != nil || ids(res)[0] != "outlier" || ids(res)[3] != "c" {
 		t.Fatalf("raw must keep the text order: %v %v", ids(res), err)
 	}
@@ -114,7 +114,7 @@ func TestRerankStrategies(t *testing.T) {
 func TestRerankFeaturelessCandidatesGoLast(t *testing.T) {
 	c := lookalikes()
 	c[1].Visual = nil
-	res, _, err := Rerank(context.Background(), c, Options{Strategy: "rbf"})
+	res, _, err := rerankAll(context.Background(), c, Options{Strategy: "rbf"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestRerankBadOptions(t *testing.T) {
 		{Strategy: "text", Damping: 1.5},
 	}
 	for _, o := range cases {
-		if _, _, err := Rerank(context.Background(), lookalikes(), o); !errors.Is(err, ErrOptions) {
+		if _, _, err := rerankAll(context.Background(), lookalikes(), o); !errors.Is(err, ErrOptions) {
 			t.Errorf("%+v: got %v, want ErrOptions", o, err)
 		}
 	}
@@ -144,12 +144,12 @@ func TestRerankBadOptions(t *testing.T) {
 	// too). The intersection strategy shifts such features; npk-fused's
 	// visual kernel does not.
 	fused := Options{Strategy: "npk-fused", Params: json.RawMessage(`{"visual":"intersection"}`)}
-	if _, _, err := Rerank(context.Background(), neg, fused); !errors.Is(err, learners.ErrInput) {
+	if _, _, err := rerankAll(context.Background(), neg, fused); !errors.Is(err, learners.ErrInput) {
 		t.Errorf("npk-fused with intersection on negative features: %v, want learners.ErrInput", err)
 	}
 	bad := lookalikes()
 	bad[2].Visual = []float64{1}
-	if _, _, err := Rerank(context.Background(), bad, Options{Strategy: "linear"}); err == nil {
+	if _, _, err := rerankAll(context.Background(), bad, Options{Strategy: "linear"}); err == nil {
 		t.Error("mixed feature lengths accepted")
 	}
 }
@@ -329,7 +329,7 @@ func TestTopVotes(t *testing.T) {
 
 func TestRerankTooFewToVoteKeepsTextOrder(t *testing.T) {
 	c := lookalikes()[:2]
-	res, _, err := Rerank(context.Background(), c, Options{Strategy: "npk"})
+	res, _, err := rerankAll(context.Background(), c, Options{Strategy: "npk"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestRerankTooFewToVoteKeepsTextOrder(t *testing.T) {
 }
 
 func TestUnconvergedLearnerIsServedWithAWarning(t *testing.T) {
-	res, info, err := Rerank(context.Background(), lookalikes(), Options{Strategy: "npk", Params: json.RawMessage(`{"max_iter":1,"budget":100}`)})
+	res, info, err := rerankAll(context.Background(), lookalikes(), Options{Strategy: "npk", Params: json.RawMessage(`{"max_iter":1,"budget":100}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,38 +388,29 @@ func TestPlanCanonicalParams(t *testing.T) {
 	}
 }
 
-// A Plan ranks by the kernel its KernelFunc supplies: the kernel of another
-// strategy gives that strategy's ranking, and the func sees only the
-// candidates with features.
-func TestPlanRerankUsesTheGivenKernel(t *testing.T) {
+// A Plan ranks by the kernel it is given: the kernel of another strategy
+// gives that strategy's ranking, over the candidates Split keeps (those
+// with features), the others after them.
+func TestPlanRanksByTheGivenKernel(t *testing.T) {
 	ctx := context.Background()
 	cands := lookalikes()
 	cands = append(cands, Candidate{ID: "nofeat", TextScore: 5, Tags: tags("cat")})
-	want, _, err := Rerank(ctx, cands, Options{Strategy: "rbf", Voters: 2})
+	want, _, err := rerankAll(ctx, cands, Options{Strategy: "rbf", Voters: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rbf, _ := NewPlan(Options{Strategy: "rbf"})
 	lin, _ := NewPlan(Options{Strategy: "linear", Voters: 2})
-	calls := 0
-	got, info, err := lin.Rerank(ctx, cands, func(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
-		calls++
-		if len(ranked) != 4 {
-			t.Errorf("kernel asked for %d candidates, want the 4 with features", len(ranked))
-		}
-		return rbf.Kernel(ctx, ranked)
-	})
-	if err != nil || calls != 1 || info.Strategy != "linear" {
-		t.Fatalf("calls %d, info %+v, err %v", calls, info, err)
+	ranked, rest := lin.Split(cands)
+	if len(ranked) != 4 || len(rest) != 1 || !lin.Votes(ranked) {
+		t.Fatalf("split %d + %d, want the 4 with features and the one without", len(ranked), len(rest))
 	}
-	if !reflect.DeepEqual(got, want) {
+	k, _, err := rbf.Kernel(ctx, ranked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := lin.Rank(k, ranked, rest); !reflect.DeepEqual(got, want) {
 		t.Errorf("ranked by the rbf kernel: %+v, want %+v", got, want)
-	}
-	boom := errors.New("boom")
-	if _, _, err := lin.Rerank(ctx, cands, func(context.Context, []Candidate) (*mat.SymDense, *learners.Stats, error) {
-		return nil, nil, boom
-	}); !errors.Is(err, boom) {
-		t.Errorf("kernel error: %v", err)
 	}
 }
 

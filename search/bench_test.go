@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
 )
 
@@ -26,19 +28,29 @@ func benchEngine(b *testing.B, cached bool) (*Engine, cache.Cache) {
 
 // mustSearch runs req as the server does, to the JSON of the response.
 func mustSearch(b *testing.B, e *Engine, req Request, want cache.Status) {
-	_, t, err := e.SearchJSON(context.Background(), req)
-	if err != nil {
+	r := mustSearchTyped(b, e, req, want)
+	if _, err := json.Marshal(r); err != nil {
 		b.Fatal(err)
-	}
-	if t.Cache != want {
-		b.Fatalf("ranking cache %s, want %s", t.Cache, want)
 	}
 }
 
+// mustSearchTyped runs req in process, to its typed Result.
+func mustSearchTyped(b *testing.B, e *Engine, req Request, want cache.Status) Result {
+	r, err := e.Search(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Trace.Cache != want {
+		b.Fatalf("ranking cache %s, want %s", r.Trace.Cache, want)
+	}
+	return r
+}
+
 // BenchmarkSearch200 is a whole search (to the response's JSON, as the
-// server runs it) of a 200-image Corel5k window with
-// the default re-ranker (poly) and full-rank npk: from the ranking cache
-// (ranking-hit), from the kernel cache only (kernel-hit: the ranking is
+// server runs it) of a 200-image Corel5k window with the default re-ranker
+// (npk-fused) and full-rank npk: from the ranking cache (ranking-hit, and
+// ranking-hit-typed: the in-process typed search, without the JSON), from
+// the kernel cache only (kernel-hit: the ranking is
 // deleted before each search; poly's kernel is never cached, so it is the
 // uncached search plus a delete), and with no cache (uncached).
 func BenchmarkSearch200(b *testing.B) {
@@ -51,6 +63,14 @@ func BenchmarkSearch200(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				mustSearch(b, e, req, cache.Hit)
+			}
+		})
+		b.Run(strategy+"/ranking-hit-typed", func(b *testing.B) {
+			e, _ := benchEngine(b, true)
+			mustSearch(b, e, req, cache.Miss)
+			b.ReportAllocs()
+			for b.Loop() {
+				mustSearchTyped(b, e, req, cache.Hit)
 			}
 		})
 		b.Run(strategy+"/kernel-hit", func(b *testing.B) {
@@ -112,7 +132,7 @@ func BenchmarkKernel200(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer mem.Close()
-		val, err := cache.Encode(float32Value(k))
+		val, err := cache.Encode(kernelValue(k, &learners.Stats{}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +149,9 @@ func BenchmarkKernel200(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			symDense(v.Shape[0], v.F32)
+			if _, _, err := fromKernelValue(v, len(w.Candidates)); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.ReportMetric(float64(len(val)), "B/value")
 	})

@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -17,11 +19,10 @@ import (
 // Kinds of cached values (Key.Kind).
 const (
 	kindRanking = "ranking"
-	kindKernel  = "kernel"
-	// kindStats holds a learned kernel's learner statistics, so that a
-	// kernel hit reports them (and the warning of an unconverged fit) as the
-	// miss did.
-	kindStats = "kernel-stats"
+	// kindKernel holds a learned kernel with its learner's statistics
+	// (kernelValue), so that a kernel hit reports them, and the warning of
+	// an unconverged fit, as the miss did.
+	kindKernel = "kernel+stats"
 )
 
 // rankingKey names the ranking of p: every parameter that changes the
@@ -37,57 +38,66 @@ func (p *plan) rankingKey() cache.Key {
 	}
 }
 
-// fetchRanking returns the ranking of p (the JSON of a ranking) from the
-// cache, or computes it, recording its stages in t, and stores it for ttl.
-func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t *Trace) (cache.Value, cache.Status, error) {
-	return e.ld.Fetch(ctx, p.rankingKey(), ttl, func(ctx context.Context) (cache.Value, error) {
-		b, err := e.compute(ctx, p, t)
+// fetchRanking returns the ranking of p from the cache, or computes it,
+// recording its stages in t, and stores it (as JSON) for ttl.
+func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t *Trace) (*ranking, cache.Status, error) {
+	var computed *ranking
+	v, st, err := e.ld.Fetch(ctx, p.rankingKey(), ttl, func(ctx context.Context) (cache.Value, error) {
+		r, err := e.compute(ctx, p, t)
+		if err != nil {
+			return cache.Value{}, err
+		}
+		b, err := json.Marshal(r)
+		computed = r
 		return cache.Value{Kind: cache.Bytes, Shape: []int{len(b)}, Bytes: b}, err
 	})
+	if err != nil || computed != nil {
+		return computed, st, err
+	}
+	// A hit, or a ranking another request was computing.
+	r := &ranking{}
+	if v.Kind != cache.Bytes || json.Unmarshal(v.Bytes, r) != nil {
+		return nil, st, fmt.Errorf("search: cached ranking %s does not decode", p.rankingKey())
+	}
+	for i := range r.Results {
+		h := &r.Results[i]
+		h.Result.ID = h.ID // one "id" in JSON, both ids in a computed ranking
+	}
+	return r, st, nil
 }
 
-// kernel returns the KernelFunc of rr over the corpus version, setting
-// *status to the kernel cache's status. A learned kernel goes through the
-// cache as float32, and is converted from float32 on a miss and with the
-// cache off too, so that the ranking never depends on where the kernel came
-// from.
-func (e *Engine) kernel(version string, rr *rerank.Plan, status *cache.Status) rerank.KernelFunc {
+// kernel returns the kernel of ranked with rr over the corpus version, the
+// learner's statistics (nil for a fixed kernel) and the kernel cache's
+// status. A learned kernel goes through the cache as float32, and is
+// converted from float32 on a miss and with the cache off too, so that the
+// ranking never depends on where the kernel came from; a fixed one is
+// computed (Options.KernelTTL says why).
+func (e *Engine) kernel(ctx context.Context, version string, rr *rerank.Plan, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, cache.Status, error) {
 	if rr.Learner() == "" {
-		return func(ctx context.Context, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
-			*status = cache.Off
-			return e.fit(ctx, rr, ranked)
-		}
+		k, stats, err := e.fit(ctx, rr, ranked)
+		return k, stats, cache.Off, err
 	}
-	return func(ctx context.Context, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
-		parts := make([]string, 0, len(ranked)+1)
-		parts = append(parts, version)
-		for _, c := range ranked {
-			parts = append(parts, c.ID)
-		}
-		key := cache.Key{Kind: kindKernel, Learner: rr.Learner(), Params: cache.HashStrings(rr.Params()), Input: cache.HashStrings(parts...)}
-		var stats *learners.Stats
-		v, st, err := e.ld.Fetch(ctx, key, e.opt.KernelTTL, func(ctx context.Context) (cache.Value, error) {
-			k, s, err := e.fit(ctx, rr, ranked)
-			if err != nil {
-				return cache.Value{}, err
-			}
-			stats = s
-			e.putStats(ctx, key, s)
-			return float32Value(k), nil
-		})
+	parts := make([]string, 0, len(ranked)+1)
+	parts = append(parts, version)
+	for _, c := range ranked {
+		parts = append(parts, c.ID)
+	}
+	key := cache.Key{Kind: kindKernel, Learner: rr.Learner(), Params: cache.HashStrings(rr.Params()), Input: cache.HashStrings(parts...)}
+	v, st, err := e.ld.Fetch(ctx, key, e.opt.KernelTTL, func(ctx context.Context) (cache.Value, error) {
+		k, stats, err := e.fit(ctx, rr, ranked)
 		if err != nil {
-			return nil, nil, err
+			return cache.Value{}, err
 		}
-		n := len(ranked)
-		if len(v.Shape) != 2 || v.Shape[0] != n || v.Shape[1] != n || len(v.F32) != n*n {
-			return nil, nil, fmt.Errorf("search: cached kernel %s has shape %v, want %d x %d", key, v.Shape, n, n)
-		}
-		*status = st
-		if stats == nil { // computed by another request, or a hit
-			stats = e.getStats(ctx, key)
-		}
-		return symDense(n, v.F32), stats, nil
+		return kernelValue(k, stats), nil
+	})
+	if err != nil {
+		return nil, nil, st, err
 	}
+	k, stats, err := fromKernelValue(v, len(ranked))
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("search: cached kernel %s: %w", key, err)
+	}
+	return k, stats, st, nil
 }
 
 // fit computes the kernel of ranked with rr: an expensive one (Plan.Expensive)
@@ -128,65 +138,50 @@ func (e *Engine) bounded(rr *rerank.Plan, n int) (*rerank.Plan, string, error) {
 		n, e.opt.FallbackRank, e.opt.MaxFullRank), nil
 }
 
-// float32Value is k as a cached value: n x n float32, row-major.
-func float32Value(k *mat.SymDense) cache.Value {
+// kernelStatsLen is the size of the statistics in front of a cached
+// kernel: iterations (int64), objective and gap (float64), converged (a
+// byte).
+const kernelStatsLen = 8 + 8 + 8 + 1
+
+// kernelValue is a learned kernel k of n points with its learner's
+// statistics as one cached value, little-endian: the statistics, then the
+// n x n kernel as float32, row-major.
+func kernelValue(k *mat.SymDense, s *learners.Stats) cache.Value {
 	n := k.SymmetricDim()
-	v := cache.Value{Kind: cache.Float32, Shape: []int{n, n}, F32: make([]float32, n*n)}
+	b := make([]byte, kernelStatsLen+4*n*n)
+	binary.LittleEndian.PutUint64(b[0:], uint64(s.Iterations))
+	binary.LittleEndian.PutUint64(b[8:], math.Float64bits(s.Objective))
+	binary.LittleEndian.PutUint64(b[16:], math.Float64bits(s.Gap))
+	if s.Converged {
+		b[24] = 1
+	}
+	f := b[kernelStatsLen:]
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			x := float32(k.At(i, j))
-			v.F32[i*n+j], v.F32[j*n+i] = x, x
+			x := math.Float32bits(float32(k.At(i, j)))
+			binary.LittleEndian.PutUint32(f[4*(i*n+j):], x)
+			binary.LittleEndian.PutUint32(f[4*(j*n+i):], x)
 		}
 	}
-	return v
+	return cache.Value{Kind: cache.Bytes, Shape: []int{len(b)}, Bytes: b}
 }
 
-func symDense(n int, f []float32) *mat.SymDense {
-	d := make([]float64, len(f))
-	for i, x := range f {
-		d[i] = float64(x)
+// fromKernelValue reads kernelValue's kernel of n points and statistics.
+func fromKernelValue(v cache.Value, n int) (*mat.SymDense, *learners.Stats, error) {
+	if v.Kind != cache.Bytes || len(v.Bytes) != kernelStatsLen+4*n*n {
+		return nil, nil, fmt.Errorf("%d bytes of kind %s, want %d of %s", len(v.Bytes), v.Kind, kernelStatsLen+4*n*n, cache.Bytes)
 	}
-	return mat.NewSymDense(n, d)
-}
-
-func statsKey(k cache.Key) string {
-	k.Kind = kindStats
-	return k.String()
-}
-
-// putStats stores a kernel's learner statistics beside it. A failure only
-// costs a later kernel hit its statistics.
-func (e *Engine) putStats(ctx context.Context, kernel cache.Key, s *learners.Stats) {
-	c := e.ld.Cache()
-	if c == nil || s == nil {
-		return
+	b := v.Bytes
+	s := &learners.Stats{
+		Iterations: int(binary.LittleEndian.Uint64(b[0:])),
+		Objective:  math.Float64frombits(binary.LittleEndian.Uint64(b[8:])),
+		Gap:        math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
+		Converged:  b[24] == 1,
 	}
-	js, err := json.Marshal(s)
-	if err != nil {
-		return
+	f := b[kernelStatsLen:]
+	d := make([]float64, n*n)
+	for i := range d {
+		d[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:])))
 	}
-	if b, err := cache.Encode(cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js}); err == nil {
-		_ = c.Set(ctx, statsKey(kernel), b, e.opt.KernelTTL)
-	}
-}
-
-// getStats returns the statistics stored beside a kernel, or nil.
-func (e *Engine) getStats(ctx context.Context, kernel cache.Key) *learners.Stats {
-	c := e.ld.Cache()
-	if c == nil {
-		return nil
-	}
-	b, err := c.Get(ctx, statsKey(kernel))
-	if err != nil {
-		return nil
-	}
-	v, err := cache.Decode(b)
-	if err != nil || v.Kind != cache.Bytes {
-		return nil
-	}
-	s := &learners.Stats{}
-	if json.Unmarshal(v.Bytes, s) != nil {
-		return nil
-	}
-	return s
+	return mat.NewSymDense(n, d), s, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/admission"
+	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 )
 
 // QuerySet is the counter set of the searched queries, in normal form.
@@ -20,10 +21,10 @@ var ErrNoCache = errors.New("search: no cache configured")
 // the engine's default (SelectDefault's choice, if it ran) and npk, the
 // learned kernel a request is slowest to fit.
 func (e *Engine) PrecomputeStrategies() []string {
-	if d := e.DefaultStrategy(); d != "npk" {
-		return []string{d, "npk"}
+	if d := e.DefaultStrategy(); d != hsicnpk.Alias {
+		return []string{d, hsicnpk.Alias}
 	}
-	return []string{"npk"}
+	return []string{hsicnpk.Alias}
 }
 
 // TopQueries returns the n most searched queries, most frequent first.
@@ -98,14 +99,13 @@ func (e *Engine) precompute(ctx context.Context, q, strategy string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	v, st, err := e.fetchRanking(ctx, p, e.opt.PrecomputedTTL, &Trace{})
-	if err != nil || st != cache.Hit {
-		return false, err
+	key := p.rankingKey().String()
+	if b, err := e.ld.Cache().Get(ctx, key); err == nil {
+		// Stored by a search, with the shorter TTL: keep it as long as a
+		// precomputed one. Failing that, it only expires sooner.
+		_ = e.ld.Cache().Set(ctx, key, b, e.opt.PrecomputedTTL)
+		return true, nil
 	}
-	// Stored by a search, with the shorter TTL: keep it as long as a
-	// precomputed one. Failing that, it only expires sooner.
-	if b, err := cache.Encode(v); err == nil {
-		_ = e.ld.Cache().Set(ctx, p.rankingKey().String(), b, e.opt.PrecomputedTTL)
-	}
-	return true, nil
+	_, _, err = e.fetchRanking(ctx, p, e.opt.PrecomputedTTL, &Trace{})
+	return false, err
 }

@@ -21,14 +21,11 @@
 package search
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,6 +35,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Defaults of a request.
@@ -157,8 +155,9 @@ func DefaultRequest(q string) Request {
 	return Request{Query: q, Rerank: rerank.Options{Voters: DefaultVoters}}
 }
 
-// Response is the answer to a search, as the server sends it.
-type Response struct {
+// Result is the answer to a search. It encodes to the JSON the server
+// sends (Trace is left out).
+type Result struct {
 	Query   string  `json:"query"`
 	TotalMS float64 `json:"total_ms"`
 	// TextMS is the text stage: the tag search and loading the candidates.
@@ -167,6 +166,8 @@ type Response struct {
 	Total   int     `json:"total"`  // images matching the query
 	Window  int     `json:"window"` // candidates re-ranked
 	Results []Hit   `json:"results"`
+	// Trace is what this search did, for the server's metrics.
+	Trace Trace `json:"-"`
 }
 
 // Info is how the ranking was computed and where it came from.
@@ -198,40 +199,21 @@ type Hit struct {
 }
 
 // Trace is what one search did: what differs between two identical
-// requests.
+// requests (the stages' times are zero for those that did not run).
 type Trace struct {
 	Strategy                string
 	Cache, KernelCache      cache.Status // as in Info
 	Text, Kernel, Rank, All time.Duration
 }
 
-// Search runs req (see SearchJSON) and returns the response decoded.
-func (e *Engine) Search(ctx context.Context, req Request) (*Response, error) {
-	b, _, err := e.SearchJSON(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	resp := &Response{}
-	if err := json.Unmarshal(b, resp); err != nil {
-		return nil, fmt.Errorf("search: response: %w", err)
-	}
-	return resp, nil
-}
-
-// SearchJSON runs req and returns the JSON of its Response: from the
-// ranking cache when it holds the answer, otherwise through the text stage,
-// the kernel (from the kernel cache for a learned one) and VisualRank,
-// storing the ranking. It counts the query.
-//
-// The cache holds the ranking as the JSON the response carries, and a hit
-// serves those bytes as they are, with this request's own fields (the
-// query as given, the timings, the cache statuses) written in front: a hit
-// costs no decoding or encoding of the results.
-func (e *Engine) SearchJSON(ctx context.Context, req Request) ([]byte, Trace, error) {
+// Search runs req: from the ranking cache when it holds the answer,
+// otherwise through one straight pipeline (see compute), storing the
+// ranking. It counts the query.
+func (e *Engine) Search(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
 	p, err := e.plan(req)
 	if err != nil {
-		return nil, Trace{}, err
+		return Result{}, err
 	}
 	if c := e.ld.Cache(); c != nil {
 		// A count lost to a failing backend only makes the query look less
@@ -239,13 +221,15 @@ func (e *Engine) SearchJSON(ctx context.Context, req Request) ([]byte, Trace, er
 		_ = c.Incr(ctx, QuerySet, p.query)
 	}
 	t := Trace{Strategy: p.rr.Options().Strategy}
-	v, st, err := e.fetchRanking(ctx, p, e.opt.RankingTTL, &t)
+	r, st, err := e.fetchRanking(ctx, p, e.opt.RankingTTL, &t)
 	if err != nil {
-		return nil, Trace{}, err
+		return Result{}, err
 	}
 	t.Cache = st
 	t.All = time.Since(start)
-	return response(req.Query, t, v.Bytes)
+	info := Info{Cache: t.Cache, KernelCache: t.KernelCache, KernelMS: ms(t.Kernel), RankMS: ms(t.Rank), Info: r.Rerank}
+	return Result{Query: req.Query, TotalMS: ms(t.All), TextMS: ms(t.Text), Rerank: info,
+		Total: r.Total, Window: r.Window, Results: r.Results, Trace: t}, nil
 }
 
 // plan is a request in normal form: defaults filled in, the query in
@@ -294,8 +278,8 @@ func (e *Engine) plan(req Request) (*plan, error) {
 	return p, nil
 }
 
-// ranking is the part of a Response that the cache stores: all but the
-// request's own fields (the rerank timings are left zero, so omitted).
+// ranking is the part of a Result that the cache stores: all but the
+// request's own fields.
 type ranking struct {
 	Rerank  rerank.Info `json:"rerank"`
 	Total   int         `json:"total"`
@@ -303,99 +287,66 @@ type ranking struct {
 	Results []Hit       `json:"results"`
 }
 
-// compute runs the pipeline of p, recording its stages in t, and returns
-// the JSON of its ranking.
-func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) ([]byte, error) {
+// compute runs the pipeline of p, recording its stages in t: the window
+// (the text stage and the candidates' docs and features, from one
+// snapshot), the kernel (through the kernel cache for a learned one), then
+// VisualRank and the hits with their explanations. Each stage hands its
+// output to the next; none calls back into another.
+func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) (*ranking, error) {
 	start := time.Now()
 	w, err := e.Candidates(ctx, p.query, p.window, p.seed)
 	if err != nil {
 		return nil, err
 	}
 	t.Text = time.Since(start)
-	rr, warning, err := e.bounded(p.rr, len(w.Candidates))
+	rr, fellBack, err := e.bounded(p.rr, len(w.Candidates))
 	if err != nil {
 		return nil, err
 	}
-	results, info, err := rr.Rerank(ctx, w.Candidates, e.kernel(p.version, rr, &t.KernelCache))
-	if err != nil {
-		return nil, err
+	info := rerank.Info{Strategy: rr.Options().Strategy, Prior: rr.Options().Prior, Affinity: rr.Options().Affinity}
+	ranked, rest := rr.Split(w.Candidates)
+	var k *mat.SymDense
+	if rr.Votes(ranked) {
+		start = time.Now()
+		if k, info.Learner, t.KernelCache, err = e.kernel(ctx, p.version, rr, ranked); err != nil {
+			return nil, err
+		}
+		t.Kernel = time.Since(start)
 	}
-	if warning != "" {
-		info.Warning = strings.Join(slices.DeleteFunc([]string{warning, info.Warning}, func(s string) bool { return s == "" }), "; ")
+	start = time.Now()
+	results, iter := rr.Rank(k, ranked, rest)
+	if k != nil {
+		t.Rank = time.Since(start)
 	}
-	t.Kernel, t.Rank = info.KernelTime, info.RankTime
-	info.KernelTime, info.RankTime = 0, 0
-	// Keyed by the hit's id: a doc deleted since the search has a zero Doc.
-	docs := make(map[string]*index.Doc, len(w.Docs))
-	for i, c := range w.Candidates {
-		docs[c.ID] = &w.Docs[i]
-	}
-	r := ranking{Rerank: info, Total: w.Total, Window: len(w.Candidates), Results: make([]Hit, 0, min(p.k, len(results)))}
+	info.Iterations = iter
+	info.Warning = strings.Join(slices.DeleteFunc([]string{fellBack, rr.Warning(info.Learner)}, func(s string) bool { return s == "" }), "; ")
+	r := &ranking{Rerank: info, Total: w.Total, Window: len(w.Candidates), Results: make([]Hit, 0, min(p.k, len(results)))}
 	for i, res := range results[:min(p.k, len(results))] {
-		d := docs[res.ID]
+		d := w.Docs[w.pos[res.ID]]
 		h := Hit{Rank: i + 1, ID: res.ID, Title: d.Title, Tags: d.Tags, Result: res}
 		if d.Image != "" {
 			h.Thumbnail = "/v1/images/" + url.PathEscape(res.ID) + "/thumbnail"
 		}
 		r.Results = append(r.Results, h)
 	}
-	return json.Marshal(r)
-}
-
-// rankingHead is how the JSON of a ranking begins: a response splices its
-// own fields in after it, into the rerank object.
-const rankingHead = `{"rerank":{`
-
-// response returns the JSON of the Response to a request for q: the
-// request's own fields, then the stored ranking.
-func response(q string, t Trace, stored []byte) ([]byte, Trace, error) {
-	rest, ok := bytes.CutPrefix(stored, []byte(rankingHead))
-	if !ok {
-		return nil, t, fmt.Errorf("search: stored ranking does not begin with %s", rankingHead)
-	}
-	query, err := json.Marshal(q)
-	if err != nil {
-		return nil, t, err
-	}
-	b := make([]byte, 0, len(stored)+len(query)+160)
-	b = append(b, `{"query":`...)
-	b = append(b, query...)
-	b = append(b, `,"total_ms":`...)
-	b = strconv.AppendFloat(b, ms(t.All), 'f', -1, 64)
-	b = append(b, `,"text_ms":`...)
-	b = strconv.AppendFloat(b, ms(t.Text), 'f', -1, 64)
-	b = append(b, `,"rerank":{"cache":"`...)
-	b = append(b, t.Cache...)
-	b = append(b, '"')
-	if t.KernelCache != "" {
-		b = append(b, `,"kernel_cache":"`...)
-		b = append(b, t.KernelCache...)
-		b = append(b, '"')
-	}
-	if t.Kernel > 0 {
-		b = append(b, `,"kernel_ms":`...)
-		b = strconv.AppendFloat(b, ms(t.Kernel), 'f', -1, 64)
-	}
-	if t.Rank > 0 {
-		b = append(b, `,"rank_ms":`...)
-		b = strconv.AppendFloat(b, ms(t.Rank), 'f', -1, 64)
-	}
-	b = append(b, ',')
-	return append(b, rest...), t, nil
+	return r, nil
 }
 
 // Window is the text stage's answer to a query.
 type Window struct {
 	// Candidates are the top matches in text order, ready to re-rank.
 	Candidates []rerank.Candidate
-	// Docs are their stored fields (without features), in the same order.
+	// Docs are their stored fields and features, in the same order (a doc
+	// deleted since the tag search is a zero Doc).
 	Docs  []index.Doc
-	Total int // images matching the query
+	Total int            // images matching the query
+	pos   map[string]int // candidate id -> its index
 }
 
 // Candidates runs the text stage: the top window matches of q by tag
 // search (seed draws the order of tied scores), with what the re-ranker
-// needs of each: its text score, tf-idf tag vector and visual features.
+// needs of each, read from one snapshot: its text score, tf-idf tag vector
+// and visual features.
 func (e *Engine) Candidates(ctx context.Context, q string, window int, seed int64) (*Window, error) {
 	hits, total, err := e.ix.Search(ctx, q, window, seed)
 	if err != nil {
@@ -405,18 +356,15 @@ func (e *Engine) Candidates(ctx context.Context, q string, window int, seed int6
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	docs, err := e.ix.GetMany(ids)
-	if err != nil {
-		return nil, err
-	}
-	feats, err := e.ix.Features(ids)
+	docs, err := e.ix.Window(ids)
 	if err != nil {
 		return nil, err
 	}
 	n := int(e.ix.Count())
-	w := &Window{Candidates: make([]rerank.Candidate, len(hits)), Docs: docs, Total: total}
+	w := &Window{Candidates: make([]rerank.Candidate, len(hits)), Docs: docs, Total: total, pos: make(map[string]int, len(hits))}
 	for i, h := range hits {
-		w.Candidates[i] = rerank.NewCandidate(h.ID, h.Score, docs[i].Tags, feats[i], n, e.ix.DocFreq)
+		w.Candidates[i] = rerank.NewCandidate(h.ID, h.Score, docs[i].Tags, docs[i].Features, n, e.ix.DocFreq)
+		w.pos[h.ID] = i
 	}
 	return w, nil
 }

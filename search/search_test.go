@@ -31,15 +31,16 @@ func TestEngineCacheMemory(t *testing.T) {
 
 // stripped is r without what differs between a hit, a miss and the cache
 // off: the timings, the cache statuses and the echoed query.
-func stripped(r *Response) Response {
-	s := *r
+func stripped(r Result) Result {
+	s := r
 	s.Query, s.TextMS, s.TotalMS = "", 0, 0
 	s.Rerank.KernelMS, s.Rerank.RankMS = 0, 0
 	s.Rerank.Cache, s.Rerank.KernelCache = "", ""
+	s.Trace = Trace{}
 	return s
 }
 
-func resultIDs(r *Response) []string {
+func resultIDs(r Result) []string {
 	ids := make([]string, len(r.Results))
 	for i, h := range r.Results {
 		ids[i] = h.ID
@@ -55,7 +56,7 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 	e := New(ix, cache.NewLoader(c, nil), testOptions)
 	off := New(ix, nil, testOptions)
 	counts := map[string]int64{}
-	search := func(e *Engine, req Request, wantCache, wantKernel cache.Status) *Response {
+	search := func(e *Engine, req Request, wantCache, wantKernel cache.Status) Result {
 		t.Helper()
 		resp, err := e.Search(ctx, req)
 		if err != nil {
@@ -91,8 +92,7 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 		t.Fatalf("hit differs from miss:\n%+v\n%+v", stripped(hit), stripped(miss))
 	}
 	// The same query in another form is the same request.
-	// The request's own fields are spliced in front of the stored JSON: a
-	// query that needs escaping stays valid JSON.
+	// A query that needs escaping is echoed as given.
 	search(e, DefaultRequest(`"Sky" <&> \`), cache.Hit, "")
 	if again := search(e, DefaultRequest("  SKY sky "), cache.Hit, ""); !reflect.DeepEqual(stripped(again), stripped(miss)) {
 		t.Errorf("equivalent query answered differently")
@@ -100,17 +100,23 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 	if o := search(off, sky, cache.Off, cache.Off); !reflect.DeepEqual(stripped(o), stripped(miss)) {
 		t.Errorf("cache off answers differently:\n%+v\n%+v", stripped(o), stripped(miss))
 	}
-	// The facade runs the re-ranker's pipeline: the same results as
-	// rerank.Rerank over the window (for a fixed kernel, exactly: a learned
-	// one goes through the cache as float32).
+	// The facade runs the re-ranker's stages: the same results as
+	// rerank's plan, kernel and ranking over the window (for a fixed
+	// kernel, exactly: a learned one goes through the cache as float32).
 	w, err := off.Candidates(ctx, "sky", testOptions.Window, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := rerank.Rerank(ctx, w.Candidates, rerank.Options{Strategy: "poly", Voters: DefaultVoters})
+	poly, err := rerank.NewPlan(rerank.Options{Strategy: "poly", Voters: DefaultVoters})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ranked, rest := poly.Split(w.Candidates)
+	k, _, err := poly.Kernel(ctx, ranked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := poly.Rank(k, ranked, rest)
 	polySky := sky
 	polySky.Rerank.Strategy = "poly"
 	for i, h := range search(off, polySky, cache.Off, cache.Off).Results {

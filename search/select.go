@@ -14,6 +14,8 @@ import (
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/fixed"
+	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 	"github.com/kernelrank/kernelrank/rerank"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
@@ -21,7 +23,7 @@ import (
 
 // SelectCandidates are the re-rankers SelectDefault compares, the
 // built-in default first: it wins every tie.
-var SelectCandidates = []string{rerank.DefaultStrategy, "npk", "poly", "intersection", "rbf", "linear"}
+var SelectCandidates = []string{rerank.DefaultStrategy, hsicnpk.Alias, fixed.Poly, fixed.Intersection, fixed.RBF, fixed.Linear}
 
 // SelectSettings are the parameter settings SelectDefault tries for a
 // candidate, as JSON objects, its defaults first; a candidate not listed
@@ -34,8 +36,8 @@ var SelectCandidates = []string{rerank.DefaultStrategy, "npk", "poly", "intersec
 // validation picked on Corel5k seed 2 (README, Measured).
 var SelectSettings = map[string][]string{
 	rerank.DefaultStrategy: {`{"degree":2}`, `{"degree":3}`},
-	"poly":                 {`{"degree":2}`, `{"degree":3}`},
-	"rbf":                  {`{"scale":1}`, `{"scale":0.05}`, `{"scale":0.1}`, `{"scale":0.25}`, `{"scale":0.5}`, `{"scale":2}`},
+	fixed.Poly:             {`{"degree":2}`, `{"degree":3}`},
+	fixed.RBF:              {`{"scale":1}`, `{"scale":0.05}`, `{"scale":0.1}`, `{"scale":0.25}`, `{"scale":0.5}`, `{"scale":2}`},
 }
 
 // SelectAlone names, for a candidate whose settings are those of a kernel
@@ -48,7 +50,7 @@ var SelectSettings = map[string][]string{
 // noise (measured: validation gains of 0.7-0.9 points for the fused degree 3
 // on Corel5k seed 1 and very noisy tags seed 1, where poly alone preferred
 // degree 2, came with test losses of 0.5 and 1.3; README, Measured).
-var SelectAlone = map[string]string{rerank.DefaultStrategy: "poly"}
+var SelectAlone = map[string]string{rerank.DefaultStrategy: fixed.Poly}
 
 // settings are the parameter settings SelectDefault tries for strategy
 // (nil: its defaults).

@@ -27,17 +27,17 @@ func (s *Server) search(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, t, err := s.images.SearchJSON(c.Request.Context(), req)
+	res, err := s.images.Search(c.Request.Context(), req)
 	if err != nil {
 		s.searchError(c, err)
 		return
 	}
-	if t.Text > 0 { // the stages ran in this request
+	if t := res.Trace; t.Text > 0 { // the stages ran in this request
 		s.metrics.stage.WithLabelValues("text", "").Observe(t.Text.Seconds())
 		s.metrics.stage.WithLabelValues("kernel", t.Strategy).Observe(t.Kernel.Seconds())
 		s.metrics.stage.WithLabelValues("visualrank", t.Strategy).Observe(t.Rank.Seconds())
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	c.JSON(http.StatusOK, res)
 }
 
 // searchRequest parses and checks the parameters of a search; on bad input

@@ -111,8 +111,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Name is the registry name of this learner.
-const Name = "hsicnpk"
+// Name is the registry name of this learner, and Alias its other name:
+// the thesis' name, and the search API's since the start.
+const (
+	Name  = "hsicnpk"
+	Alias = "npk"
+)
 
 type config struct {
 	k          int
@@ -151,7 +155,7 @@ func params() []learners.Param {
 func init() {
 	learners.Register(learners.Spec{
 		Name:    Name,
-		Aliases: []string{"npk"}, // the thesis' name, and the search API's since the start
+		Aliases: []string{Alias},
 		Kind:    learners.KindKernel,
 		Doc: "Semantics-preserving nonparametric kernel (Zhuang thesis ch. 6, eq. 6.2): " +
 			"maximises HSIC with the tag kernel (Target) subject to visual kNN distance constraints from Features; " +

@@ -1,40 +1,13 @@
 package rerank
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"gonum.org/v1/gonum/mat"
 )
-
-// PanicError is a panic inside a kernel computation (a learner's bug on some
-// input), returned as an error: it costs the one request, never the process.
-// Under the cache a kernel is computed in singleflight's goroutine, where
-// an unrecovered panic would kill the server.
-type PanicError struct {
-	Strategy string
-	Value    any
-	Stack    []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("rerank: %s panicked: %v", e.Strategy, e.Value)
-}
-
-// computeSafely runs src.compute, turning a panic into a *PanicError.
-func computeSafely(ctx context.Context, strategy string, src *source, cands []Candidate) (k *mat.SymDense, s *learners.Stats, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			k, s, err = nil, nil, &PanicError{Strategy: strategy, Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return src.compute(ctx, cands)
-}
 
 // Applicability says whether a strategy or learner can re-rank a search, and
 // why not.
@@ -86,66 +59,39 @@ func rerankers() []string {
 	return names
 }
 
-// Cost model: the work of a kernel in floating-point operations, to tell the
-// requests that hold a core for long (a learner's eigendecompositions) from
-// those that do not. Rough by design: the constants are typical values on
-// this 2-core machine (about 4 GFLOP/s a core in gonum), not bounds.
-const (
-	// fullRankSolves is a typical number of n x n eigendecompositions of a
-	// full-rank fit (HSIC-NPK takes 20-60 on the demo's windows of 200).
-	fullRankSolves = 30
-	// eigenFlops is the cost of one symmetric eigendecomposition in units of n^3.
-	eigenFlops = 2
-	// lowRankSteps is a typical number of O(n^2 m) steps of a low-rank fit
-	// over a Laplacian basis of m vectors.
-	lowRankSteps = 20
-	// ExpensiveCost is the cost from which a kernel computation counts as
-	// expensive, about 25 ms of one core: full-rank HSIC-NPK (and any other
-	// learner) from windows of about 120, poly from windows of about 600 of
-	// the demo's 297 features; never poly at the default window of 200
-	// (measured 3-5 ms, README).
-	ExpensiveCost = 1e8
-)
+// ExpensiveCost is the cost (learners.Resolved.Cost, in floating-point
+// operations) from which a kernel computation counts as expensive: about
+// 25 ms of one core. Full-rank HSIC-NPK reaches it from windows of about
+// 120, poly from windows of about 600 of the demo's features; the figures
+// are in docs/evaluation.md.
+const ExpensiveCost = 1e8
 
 // Cost estimates the work of the kernel of n candidates with d visual
 // features (0 for raw, which computes none).
-func (p *Plan) Cost(n, d int) float64 {
-	fn, fd := float64(n), float64(max(d, 1))
-	switch {
-	case p.src.compute == nil:
-		return 0
-	case p.src.learner == "":
-		return fn * fn * fd
-	case p.rank > 0:
-		return fn * fn * float64(min(p.rank, n)) * lowRankSteps
-	}
-	return fn * fn * fn * eigenFlops * fullRankSolves
-}
+func (p *Plan) Cost(n, d int) float64 { return p.r.Cost(n, d) }
 
 // Expensive reports whether the kernel of n candidates with d features costs
 // at least ExpensiveCost.
 func (p *Plan) Expensive(n, d int) bool { return p.Cost(n, d) >= ExpensiveCost }
 
 // RankAbove reports whether p fits a kernel of rank above m (full rank,
-// or a larger "rank" parameter) with a learner that has a low-rank form.
-func (p *Plan) RankAbove(m int) bool { return p.hasRank && (p.rank == 0 || p.rank > m) }
+// or a larger rank) with a learner that has a low-rank form.
+func (p *Plan) RankAbove(m int) bool { return p.r.RankAbove(m) }
 
 // LowRank returns p with the learner's low-rank form of rank m in place of
 // its own rank when that is above m (see RankAbove); p itself otherwise.
+// The resolved strategy is changed in place of one parameter: nothing is
+// decoded or validated again.
 func (p *Plan) LowRank(m int) (*Plan, error) {
 	if !p.RankAbove(m) {
 		return p, nil
 	}
-	var v map[string]any
-	if err := json.Unmarshal([]byte(p.src.params), &v); err != nil {
-		return nil, err
-	}
-	v["rank"] = m
-	b, err := json.Marshal(v)
+	r, err := p.r.LowRank(m)
 	if err != nil {
 		return nil, err
 	}
-	opt := p.opt
-	opt.Params = b
-	return NewPlan(opt)
+	low := *p
+	low.r = r
+	low.opt.Params = json.RawMessage(r.Params)
+	return &low, nil
 }

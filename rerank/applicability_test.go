@@ -21,7 +21,7 @@ func TestLearnerPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = p.Rerank(context.Background(), lookalikes(), p.Kernel)
+	_, _, err = p.rerankAll(context.Background(), lookalikes())
 	var pe *PanicError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "insufficient length") || !strings.Contains(string(pe.Stack), "panicking.Fit") {
 		t.Fatalf("error %v, want a PanicError with the panic and its stack", err)

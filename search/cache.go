@@ -39,10 +39,13 @@ func (p *plan) rankingKey() cache.Key {
 }
 
 // fetchRanking returns the ranking of p from the cache, or computes it,
-// recording its stages in t, and stores it (as JSON) for ttl.
+// recording its stages in t, and stores it (as JSON) for ttl. A hit
+// decodes the stored JSON once per process: the decoded ranking is kept
+// (Engine.rankings) and shared by the hits whose bytes are the same.
 func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t *Trace) (*ranking, cache.Status, error) {
+	key := p.rankingKey()
 	var computed *ranking
-	v, st, err := e.ld.Fetch(ctx, p.rankingKey(), ttl, func(ctx context.Context) (cache.Value, error) {
+	v, st, err := e.ld.Fetch(ctx, key, ttl, func(ctx context.Context) (cache.Value, error) {
 		r, err := e.compute(ctx, p, t)
 		if err != nil {
 			return cache.Value{}, err
@@ -55,14 +58,19 @@ func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t
 		return computed, st, err
 	}
 	// A hit, or a ranking another request was computing.
+	ks, sum := key.String(), digest(v.Bytes)
+	if d, ok := e.rankings.get(ks); ok && d.sum == sum {
+		return d.r, st, nil
+	}
 	r := &ranking{}
 	if v.Kind != cache.Bytes || json.Unmarshal(v.Bytes, r) != nil {
-		return nil, st, fmt.Errorf("search: cached ranking %s does not decode", p.rankingKey())
+		return nil, st, fmt.Errorf("search: cached ranking %s does not decode", ks)
 	}
 	for i := range r.Results {
 		h := &r.Results[i]
 		h.Result.ID = h.ID // one "id" in JSON, both ids in a computed ranking
 	}
+	e.rankings.put(ks, decoded{sum, r})
 	return r, st, nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -122,13 +123,17 @@ type Engine struct {
 	// selection is SelectDefault's choice of the default re-ranker (nil:
 	// none ran).
 	selection atomic.Pointer[Selection]
+	// plans and rankings keep what a repeated request would compute again:
+	// its resolved re-ranking, and its ranking decoded from the cache.
+	plans    *memo[*rerank.Plan]
+	rankings *memo[decoded]
 }
 
 // New returns an engine over ix. ld may be nil: nothing is cached (every
 // response says "off") and queries are not counted.
 func New(ix *index.Index, ld *cache.Loader, opt Options) *Engine {
 	opt.fill()
-	return &Engine{ix: ix, ld: ld, opt: opt}
+	return &Engine{ix: ix, ld: ld, opt: opt, plans: newMemo[*rerank.Plan](memoSize), rankings: newMemo[decoded](memoSize)}
 }
 
 // CorpusVersion is the version of the corpus searched (index.Version):
@@ -161,11 +166,14 @@ type Result struct {
 	Query   string  `json:"query"`
 	TotalMS float64 `json:"total_ms"`
 	// TextMS is the text stage: the tag search and loading the candidates.
-	TextMS  float64 `json:"text_ms"`
-	Rerank  Info    `json:"rerank"`
-	Total   int     `json:"total"`  // images matching the query
-	Window  int     `json:"window"` // candidates re-ranked
-	Results []Hit   `json:"results"`
+	TextMS float64 `json:"text_ms"`
+	Rerank Info    `json:"rerank"`
+	Total  int     `json:"total"`  // images matching the query
+	Window int     `json:"window"` // candidates re-ranked
+	// Results are shared with the other searches of the same request that
+	// the same process answers from the cache: read them, do not modify
+	// them.
+	Results []Hit `json:"results"`
 	// Trace is what this search did, for the server's metrics.
 	Trace Trace `json:"-"`
 }
@@ -263,7 +271,7 @@ func (e *Engine) plan(req Request) (*plan, error) {
 			req.Rerank.Params = params
 		}
 	}
-	rr, err := rerank.NewPlan(req.Rerank)
+	rr, err := e.rerankPlan(req.Rerank)
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +284,25 @@ func (e *Engine) plan(req Request) (*plan, error) {
 		p.window = max(e.opt.Window, p.k)
 	}
 	return p, nil
+}
+
+// memoSize bounds the plans and decoded rankings an engine keeps: a few
+// megabytes of rankings of 20 hits.
+const memoSize = 1024
+
+// rerankPlan resolves o once per engine: a plan is immutable and depends
+// on nothing but o (and the registry, fixed after start-up).
+func (e *Engine) rerankPlan(o rerank.Options) (*rerank.Plan, error) {
+	k := o.Strategy + "\x00" + string(o.Params) + "\x00" + o.Prior + "\x00" + o.Affinity + "\x00" +
+		strconv.FormatFloat(o.Damping, 'g', -1, 64) + "\x00" + strconv.Itoa(o.Voters)
+	if p, ok := e.plans.get(k); ok {
+		return p, nil
+	}
+	p, err := rerank.NewPlan(o)
+	if err == nil {
+		e.plans.put(k, p)
+	}
+	return p, err
 }
 
 // ranking is the part of a Result that the cache stores: all but the

@@ -127,7 +127,7 @@ func TestRegistry(t *testing.T) {
 }
 
 // An open end of a declared range is Limit: a huge value is refused with the
-// range, before a solver overflows on it (issue 10, finding 2: C = 1e200).
+// range, before a solver overflows on it (C = 1e200 did).
 func TestOpenRangesAreBounded(t *testing.T) {
 	s := Spec{Name: "t", Params: []Param{Positive("C", 1, ""), Float("g", 0, math.Inf(-1), math.Inf(1), "")}}
 	for raw, want := range map[string]string{

@@ -32,7 +32,7 @@ func TestLearnerPanicIsAnError(t *testing.T) {
 }
 
 // Which learners can re-rank a search follows from their kind and needs,
-// and one that cannot is refused with the reason (issue 10, finding 7).
+// and one that cannot is refused with the reason.
 func TestLearnerApplicability(t *testing.T) {
 	can := map[string]bool{"hsicnpk": true, "npk-fused": true, "alignf": true, "uniform": true, "umkl": true, "influence-mkl": true, "test-panic": true,
 		"raw": true, "text": true, "linear": true, "poly": true, "rbf": true, "intersection": true}
@@ -63,7 +63,7 @@ func TestLearnerApplicability(t *testing.T) {
 }
 
 // Histogram intersection re-ranks features of any sign (the demo's), and is
-// unchanged on non-negative ones (issue 10, finding 7).
+// unchanged on non-negative ones.
 func TestIntersectionOnNegativeFeatures(t *testing.T) {
 	cands := lookalikes()
 	k, _, err := Kernel(context.Background(), cands, "intersection", nil)

@@ -1,7 +1,10 @@
 // Package rerank re-orders the candidates of the text stage by VisualRank
 // (Jing & Baluja 2008) over a similarity matrix that comes from a named
 // strategy: the text kernel, a parametric visual kernel, or a kernel learned
-// by a registered learner (hsicnpk for "npk").
+// by a registered learner (hsicnpk for "npk"). A Plan resolves the strategy
+// once (learners.Resolve) and gives a search its stages, each taking the
+// previous one's output: Split, Kernel, Rank (a kernel and a prior in, a
+// ranking and its voters out).
 package rerank
 
 import (

@@ -47,7 +47,7 @@ func npkRequest(window int) Request {
 }
 
 // A full-rank learner over a window above the server's limit fits the
-// low-rank form instead, and says so (issue 10, finding 3).
+// low-rank form instead, and says so.
 func TestFullRankWindowLimit(t *testing.T) {
 	e := New(catIndex(t, 80), nil, Options{MaxFullRank: 50, FallbackRank: 5})
 	resp, err := e.Search(t.Context(), npkRequest(80))
@@ -75,7 +75,7 @@ func TestFullRankWindowLimit(t *testing.T) {
 }
 
 // Expensive kernels wait for a slot of the gate and are refused when none
-// frees up; cheap and cached ones never wait (issue 10, finding 3).
+// frees up; cheap and cached ones never wait.
 func TestExpensiveKernelsWaitForTheGate(t *testing.T) {
 	ix := catIndex(t, 150)
 	mem, err := cache.NewMemory(0)

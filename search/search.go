@@ -46,8 +46,9 @@ const (
 	DefaultVoters = 3
 	// DefaultMaxFullRank is the largest window fitted by a full-rank
 	// learner; a larger one gets the low-rank form of rank
-	// DefaultFallbackRank. Full-rank HSIC-NPK costs about n^3 per iteration:
-	// 70-250 ms at 200 candidates on this machine, 8 times that at 400.
+	// DefaultFallbackRank. A full-rank fit costs about n^3 per iteration,
+	// so doubling the window costs eight times as much (timings in
+	// docs/evaluation.md).
 	DefaultMaxFullRank  = 300
 	DefaultFallbackRank = 30
 )

@@ -30,10 +30,9 @@ var SelectCandidates = []string{rerank.DefaultStrategy, hsicnpk.Alias, fixed.Pol
 // runs with its defaults alone. They are the degree of poly and of the
 // default's (npk-fused's) polynomial visual kernel, and rbf's scale: the
 // grids `kernelrank eval images` chooses its poly and rbf rows from, so the
-// served re-ranker can reach the choice validation makes for them. Where the
-// tags carry nothing (one tag an image) npk-fused is its visual kernel, and
-// at degree 2 alone it stayed 0.7 points below the degree-3 poly that
-// validation picked on Corel5k seed 2 (README, Measured).
+// served re-ranker can reach the choice validation makes for them: where the
+// tags carry nothing (one tag an image) npk-fused is its visual kernel, so
+// it needs the degree poly's validation picks (docs/evaluation.md).
 var SelectSettings = map[string][]string{
 	rerank.DefaultStrategy: {`{"degree":2}`, `{"degree":3}`},
 	fixed.Poly:             {`{"degree":2}`, `{"degree":3}`},
@@ -46,10 +45,9 @@ var SelectSettings = map[string][]string{
 // npk-fused's degree is its polynomial visual kernel's: it goes to degree 3
 // where both npk-fused and poly alone do best at degree 3 on validation.
 // Where the tags carry nothing the two are the same kernel, and npk-fused
-// follows poly's choice; elsewhere a degree that only the fused kernel favours is taken for
-// noise (measured: validation gains of 0.7-0.9 points for the fused degree 3
-// on Corel5k seed 1 and very noisy tags seed 1, where poly alone preferred
-// degree 2, came with test losses of 0.5 and 1.3; README, Measured).
+// follows poly's choice; elsewhere a degree that only the fused kernel
+// favours is taken for noise: such validation gains came with test losses
+// (docs/evaluation.md).
 var SelectAlone = map[string]string{rerank.DefaultStrategy: fixed.Poly}
 
 // settings are the parameter settings SelectDefault tries for strategy

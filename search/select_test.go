@@ -180,8 +180,8 @@ func TestPick(t *testing.T) {
 // Within a candidate the setting of highest mean wins however small its
 // gain, the first on a tie (unless SelectAlone holds it to its first);
 // across candidates the margin still holds,
-// measured from the default's chosen setting. The case of issue 9: with one
-// tag an image npk-fused is its visual kernel, and degree 3 gains one image
+// measured from the default's chosen setting. The case of a corpus with one
+// tag an image: npk-fused is its visual kernel, and degree 3 gains one image
 // on one query over degree 2 (well within the noise), as it does for poly;
 // intersection gains more over degree 2, still within two standard errors.
 func TestPickSettings(t *testing.T) {

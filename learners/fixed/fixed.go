@@ -4,7 +4,8 @@
 // histogram intersection. They are plug-ins like the learners, so that one
 // registry lists every re-ranker with its parameters and the contract suite
 // covers them; Spec.Fixed tells a cache not to keep their kernels, which
-// cost less to compute than to fetch (README, "What is cached").
+// cost less to compute than to fetch (search's BenchmarkKernel200;
+// docs/evaluation.md).
 package fixed
 
 import (

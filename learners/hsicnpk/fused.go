@@ -13,10 +13,9 @@ const FusedName = "npk-fused"
 
 func fusedParams() []learners.Param {
 	// HSIC-NPK's own defaults, budget 1 among them: chosen on the validation
-	// queries of Corel5k and of the harder corpora built from it (README),
-	// where the binding visual constraints keep the fusion from following
-	// very noisy tags (keep 0.5, swap 0.9: 72.0 against 65.8 at budget 0.1),
-	// level with budget 0.1 elsewhere.
+	// queries of Corel5k and of the harder corpora built from it, where the
+	// binding visual constraints keep the fusion from following very noisy
+	// tags, and no worse than a looser budget elsewhere (docs/evaluation.md).
 	return append(params(),
 		learners.Enum("visual", "poly", []string{"poly", "intersection", "linear"},
 			"visual kernel V: poly (1 + x.y)^degree, histogram intersection (features scaled to sum 1; needs non-negative features) or linear"),
@@ -45,7 +44,7 @@ func init() {
 }
 
 // Fused, the learner registered as npk-fused, joins the two signals of a query's window that each
-// kernel alone misses (issue 9): HSIC-NPK captures the co-tag structure
+// kernel alone misses: HSIC-NPK captures the co-tag structure
 // (at the budgets validation chooses it is close to the clipped, centred
 // tag kernel, the visual constraints being slack), while a parametric
 // visual kernel captures what the images look like. The output is their
@@ -64,7 +63,7 @@ func init() {
 // candidate has the query tag alone) K is the visual kernel.
 //
 // DEVIATION: the thesis uses the learned kernel alone; the product is ours,
-// measured in `kernelrank eval images` (README, Measured).
+// measured in `kernelrank eval images` (docs/evaluation.md).
 //
 // Build it with learners.New(FusedName, params).
 type Fused struct {

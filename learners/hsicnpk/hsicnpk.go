@@ -42,14 +42,14 @@
 // Eigen-decompositions use kernelmath.PartialEigen: all eigenvalues (for D,
 // and for every line-search trial) and the eigenvectors of the positive ones
 // only (for K, at accepted points), a fraction of what mat.EigenSym takes
-// (learners.BenchmarkPartialEigen200; README). The first L-BFGS
-// step is scaled by a curvature estimate (dual.go, firstStep) rather than
-// moving alpha by 1, which saved about four backtracking factorisations a
-// fit on Corel5k windows; the iteration and the certificate are unchanged. Lanczos (kernelmath.TopK) on the operator
-// x -> M x - L_alpha x, which the rank bound rank(A_+) <= rank(M) suggests,
-// loses on the real data: a Corel5k window of 200 images has 70 distinct tag
-// dimensions and A keeps 70-85 positive eigenvalues, for which TopK took
-// 34-37 ms per evaluation. Also measured on Corel5k windows and not kept:
+// (kernelmath.BenchmarkPartialEigen200; docs/evaluation.md). The first
+// L-BFGS step is scaled by a curvature estimate (dual.go, firstStep) rather
+// than moving alpha by 1, which saves backtracking factorisations; the
+// iteration and the certificate are unchanged. Lanczos (kernelmath.TopK) on
+// the operator x -> M x - L_alpha x, which the rank bound rank(A_+) <=
+// rank(M) suggests, loses on the real data: a search's window keeps as many
+// positive eigenvalues as it has distinct tags, too many for Lanczos to
+// pay. Also tried on Corel5k windows and not kept:
 // L-BFGS memories of 5 to 40 (157 iterations over ten windows at budget 1
 // with 10, 154 with 40); a better primal candidate from the same
 // factorisation, over its eigenvalues with the vectors fixed or on the
@@ -83,8 +83,8 @@
 // it does not specify). DEVIATION: the default basis is the m leading
 // eigenvectors of the centred tag kernel M (basis=tags), because where the
 // constraints are slack the full-rank optimum lies in M's leading eigenspace
-// while a smooth Laplacian basis cannot carry the co-tag links (README,
-// Measured: the two bases against full rank on Corel5k and harder corpora).
+// while a smooth Laplacian basis cannot carry the co-tag links (the two
+// bases against full rank: docs/evaluation.md).
 // The smooth basis keeps visual neighbours close by itself, so few
 // constraints bind; over the tag basis they bind as at full rank.
 //

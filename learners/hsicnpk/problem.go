@@ -201,17 +201,17 @@ const (
 // weights; these keep the basis smooth along the visual manifold). A dense
 // partial eigensolver is used rather than Lanczos: the low end of a kNN
 // Laplacian is tightly clustered, which makes Lanczos need nearly n steps
-// (measured: 17 ms for m = 10 and 42 ms for m = 30 at n = 200, against 4 ms).
+// and lose to the dense solve at a search's window sizes.
 //
 // tags: the q leading eigenvectors of the centred, scaled tag kernel mc,
 // to the accuracy of kernelmath.LeadingSubspace with tagOversample extra
 // vectors and tagPowerSteps steps (a basis needs the subspace, not exact
-// eigenvectors: on Corel5k, seed 1, test P@10 was within half a point of
-// a basis from the dense eigensolver, which costs a full tridiagonalisation).
+// eigenvectors: it ranks as well as a basis from the dense eigensolver,
+// which costs a full tridiagonalisation; docs/evaluation.md).
 // DEVIATION from section 6.3.4, an option: where the visual constraints are
 // slack the full-rank solution lies in mc's leading eigenspace (the kernel
 // maximising tr(K M) under tr(K K) <= B), which a smooth Laplacian basis
-// cannot carry (README: low rank lost 4-6 points on Corel5k).
+// cannot carry (it ranks worse: docs/evaluation.md).
 //
 // mixed: the ceil(q/2) leading tag eigenvectors and the q/2 smoothest
 // Laplacian ones, orthonormalised.

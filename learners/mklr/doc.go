@@ -194,12 +194,12 @@
 // The social evaluation (two tasks, each training alignf+mklr and
 // uniform+mklr) peaks at 332 MB on ego-Facebook and 1.5 GB on BlogCatalog.
 //
-// # Not registered
+// # Registered
 //
-// mklr outputs a scoring model over pairs, which no learners.Kind describes
-// (kernel, weights, embedding) and which the contract suite cannot check;
-// its input (a combined kernel plus labelled pairs) is not a
-// learners.Input either. Rather than stretch the contract, the package
-// exports Train, SampleNegatives and Model, which the social recommenders
-// call directly; registering it would need a model kind in learners first.
+// The registry lists mklr as a scorer (learners.KindScorer, Name): its
+// spec declares every field of Options but Base, and OptionsOf reads them,
+// so the registry's parameters are its one surface. The social
+// recommenders resolve their mklr parameters through that spec and call
+// Train, SampleNegatives and Model directly, for what the contract's
+// Output does not carry (the model's state, its explanations).
 package mklr

@@ -15,8 +15,8 @@ package kernelmath
 // against gonum v0.17 (its Implementation lacks Dlapmr), hence these two
 // wrappers. OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) sets the threads of
 // the BLAS kernels; unset, this package sets one, OpenBLAS's default being a
-// thread per core: at n = 200 a second thread costs more CPU (its workers
-// spin between calls) than it saves (README, "OpenBLAS backend").
+// thread per core: at a search's sizes a second thread costs more CPU (its
+// workers spin between calls) than it saves (docs/evaluation.md).
 
 /*
 #cgo LDFLAGS: -lopenblas

@@ -16,7 +16,7 @@ func (panicking) Fit(context.Context, *learners.Input) (*learners.Output, error)
 }
 
 // RegisterPanicking registers a kernel learner whose fit panics, as
-// HSIC-NPK's eigensolver did on C = 1e200 (issue 10): for the tests of
+// HSIC-NPK's eigensolver did on C = 1e200: for the tests of
 // what contains a panic. Call it once, from a test package's init.
 func RegisterPanicking() {
 	learners.Register(learners.Spec{Name: PanickingName, Kind: learners.KindKernel, Needs: learners.NeedFeatures,

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/internal/dataset"
-	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 )
 
 // corelWindow returns the first 200 Corel5k images carrying keyword, as the

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	_ "github.com/kernelrank/kernelrank/learners/kit/all" // every plug-in, to check each one's applicability
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/kit/learnertest"
 	"gonum.org/v1/gonum/mat"
 )

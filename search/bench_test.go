@@ -57,22 +57,22 @@ func BenchmarkSearch200(b *testing.B) {
 	for _, strategy := range []string{rerank.DefaultStrategy, "npk"} {
 		req := DefaultRequest(benchQuery)
 		req.Rerank.Strategy = strategy
-		b.Run(strategy+"/ranking-hit", func(b *testing.B) {
-			e, _ := benchEngine(b, true)
-			mustSearch(b, e, req, cache.Miss)
-			b.ReportAllocs()
-			for b.Loop() {
-				mustSearch(b, e, req, cache.Hit)
-			}
-		})
-		b.Run(strategy+"/ranking-hit-typed", func(b *testing.B) {
-			e, _ := benchEngine(b, true)
-			mustSearch(b, e, req, cache.Miss)
-			b.ReportAllocs()
-			for b.Loop() {
-				mustSearchTyped(b, e, req, cache.Hit)
-			}
-		})
+		for _, c := range []struct {
+			name   string
+			search func(*testing.B, *Engine, Request, cache.Status)
+		}{
+			{"/ranking-hit", mustSearch},
+			{"/ranking-hit-typed", func(b *testing.B, e *Engine, req Request, want cache.Status) { mustSearchTyped(b, e, req, want) }},
+		} {
+			b.Run(strategy+c.name, func(b *testing.B) {
+				e, _ := benchEngine(b, true)
+				mustSearch(b, e, req, cache.Miss)
+				b.ReportAllocs()
+				for b.Loop() {
+					c.search(b, e, req, cache.Hit)
+				}
+			})
+		}
 		b.Run(strategy+"/kernel-hit", func(b *testing.B) {
 			e, c := benchEngine(b, true)
 			mustSearch(b, e, req, cache.Miss)

@@ -2,7 +2,8 @@
 // a query (the text stage's candidate window, the kernel of the window,
 // VisualRank with its explanation, the cut at k) and reads and writes it
 // through the cache. The server, the evaluation and the job worker call an
-// Engine; nothing else assembles candidates or re-ranks them for a search.
+// Engine's typed Search; nothing else assembles candidates or re-ranks them
+// for a search, and the server alone encodes the answer.
 //
 // Two things are cached, both keyed by the corpus version of the index, so
 // adding, replacing or deleting an image makes every older entry
@@ -11,10 +12,11 @@
 //   - the ranking of a request (every parameter that changes the answer,
 //     with the query in normal form): a repeated search skips the text
 //     stage and the re-ranking;
-//   - the kernel of a candidate window when a learner fits it (npk): the
-//     same window re-ranked with another k, prior, affinity or damping skips
-//     the fit. Fixed kernels (text, linear, poly, rbf, intersection) are
-//     computed: they cost about what fetching them does (bench_test.go).
+//   - the kernel of a candidate window when a learner fits it (npk), with
+//     the learner's statistics in the same value: the same window re-ranked
+//     with another k, prior, affinity or damping skips the fit. Fixed
+//     kernels (text, linear, poly, rbf, intersection) are computed: they
+//     cost about what fetching them does (BenchmarkKernel200).
 //
 // Every search counts its query; Precompute stores the rankings of the most
 // frequent ones ahead of the next request.

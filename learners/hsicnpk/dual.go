@@ -61,11 +61,10 @@ func (s *solver) record(st step) {
 // an Armijo backtracking search runs along the projected arc
 // max(0, alpha + t d), with safeguarded quadratic interpolation. Every
 // function value is one eigenvalue-only factorisation of A(alpha);
-// eigenvectors are computed only at accepted points. Measured on eight
-// Corel5k windows (n = 200, defaults, full rank) this takes 12-20 iterations
-// and 17-25 factorisations to a 1e-4 gap; on the same problems spectral
-// projected gradient (Barzilai-Borwein, non-monotone) took 25-140 and FISTA
-// with restarts 40-290 factorisations.
+// eigenvectors are computed only at accepted points. On a search's windows
+// this takes fewer factorisations to the gap than spectral projected
+// gradient (Barzilai-Borwein, non-monotone) or FISTA with restarts
+// (docs/evaluation.md).
 //
 // It returns whether the gap closed; it stops early when the iteration
 // stalls with the budget not binding (the degenerate case of spec A.4),
@@ -300,12 +299,11 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 // u from an estimate of the curvature of -D along u:
 // kappa = u.u / C + c sqrt(B) ||L_u||_F^2 / ||A_+||_F, the second term the
 // scale of that of sqrt(B) ||A_+||_F (whose gradient A_+ / ||A_+|| is about
-// 2 / ||A_+||-Lipschitz in A) along A = M - L_alpha, with c = 0.5 measured
-// (18 Corel5k windows of 150 images at budgets 0.3, 1, 3: 280 factorisations
-// in all at full rank, against 345 with the unit move and 294 with c = 2;
-// neutral at low rank). It replaces the unit move of the first step (and of
-// a restart), which overshot by 50-500x and cost about four backtracking
-// evaluations. Only the step changes: Armijo still accepts it, and the
+// 2 / ||A_+||-Lipschitz in A) along A = M - L_alpha, with c = 0.5 chosen
+// on Corel5k windows (fewest factorisations at full rank, neutral at low
+// rank; docs/evaluation.md). It replaces the unit move of the first step
+// (and of a restart), which overshoots by orders of magnitude and costs
+// backtracking evaluations. Only the step changes: Armijo still accepts it, and the
 // iteration and its certificate are as before. 0 when nrm = 0.
 func (s *solver) firstStep(u []float64, nrm float64) float64 {
 	pr := s.pr

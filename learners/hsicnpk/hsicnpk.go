@@ -49,15 +49,12 @@
 // the operator x -> M x - L_alpha x, which the rank bound rank(A_+) <=
 // rank(M) suggests, loses on the real data: a search's window keeps as many
 // positive eigenvalues as it has distinct tags, too many for Lanczos to
-// pay. Also tried on Corel5k windows and not kept:
-// L-BFGS memories of 5 to 40 (157 iterations over ten windows at budget 1
-// with 10, 154 with 40); a better primal candidate from the same
-// factorisation, over its eigenvalues with the vectors fixed or on the
-// segment between consecutive candidates (at most one iteration saved: the
-// gap waits for the eigenvectors to settle); computing the eigenvectors in
-// two goroutines (median 254 against 180 ms with the 2 cores loaded); one
-// inverse-iteration step a vector instead of two (the eigenvectors'
-// orthogonality fell from 1e-15 to 2e-11 on learners' random test matrices).
+// pay. Also tried on Corel5k windows and not kept, each for saving nothing
+// or costing accuracy (docs/evaluation.md): other L-BFGS memories; a better
+// primal candidate from the same factorisation (the gap waits for the
+// eigenvectors to settle); computing the eigenvectors in two goroutines
+// (slower with the cores loaded); one inverse-iteration step a vector
+// instead of two (the eigenvectors lose orthogonality).
 //
 // # Scaling (our choice; the thesis gives absolute C and B)
 //

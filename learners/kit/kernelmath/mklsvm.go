@@ -255,9 +255,9 @@ func (r *Restricted) Combine(dst *mat.SymDense, w []float64) {
 // kernel, with W symmetric, len(sub) square, and sub ascending positions
 // into Points. With sub under half the points (a sparse SVM) it gathers
 // the entries it needs; above, it spreads W over the packed triangle and
-// takes unit-stride dot products. (Measured on 455 kernels over 175
-// points: gathering 30 positions is 9 times faster, 60 twice, 90 even,
-// 140 a third slower.)
+// takes unit-stride dot products: gathering wins while the gathered entries
+// are few, and loses once they approach half the triangle
+// (docs/evaluation.md).
 func (r *Restricted) Contract(w *mat.SymDense, sub []int) []float64 {
 	p, s := len(r.Points), len(sub)
 	// W's upper triangle with the off-diagonal doubled, and the packed

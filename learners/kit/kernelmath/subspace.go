@@ -97,8 +97,8 @@ func LeadingSubspace(a *mat.SymDense, q, oversample, iters int, seed uint64) ([]
 // order gonum's Dgemm sums each entry in too; vecmath's fused multiply-adds
 // round each term once), on one core and with row l of a in
 // the first-level cache for all l rows of y (Dgemm's blocks of 64 columns
-// over two goroutines took as long on the two cores, measured at l = 20,
-// n = 200).
+// over two goroutines take as long at a search's sizes, and hold a second
+// core).
 func mulBlock(y, x, a *mat.Dense) {
 	yr, xr, ar := y.RawMatrix(), x.RawMatrix(), a.RawMatrix()
 	for i := 0; i < yr.Rows; i++ {

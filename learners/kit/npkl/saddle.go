@@ -90,8 +90,8 @@ const armijo = 1e-4
 // backtracking): the ascent is monotone as Prop. 3.28 promises for the safe
 // step, and much faster. [Deviation: the spec's default is a constant step
 // with halving; BB and L-BFGS are our choices within "determine a step
-// size": measured, BB takes 7500 iterations where L-BFGS takes 930 on a
-// CMVU-type problem, and no fewer anywhere (see the package tests).]
+// size": L-BFGS takes far fewer iterations than BB on a CMVU-type problem,
+// and no more anywhere (see the package tests).]
 // Line-search trials need the eigenvalues of A only; eigenvectors are
 // computed at accepted points.
 //

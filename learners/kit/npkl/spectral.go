@@ -42,11 +42,10 @@ const (
 	Lanczos
 )
 
-// AutoDenseMax is the size up to which Auto uses the dense eigensolver.
-// Measured on a1a (n = 1605, k = 50, 4,104 pairs, C = 1): A has 552
-// positive eigenvalues, which the dense solver delivers in 3.4 s; Lanczos
-// (kernelmath.TopK) takes 6.2 s for the top 127 alone (Prop. 3.27's estimate,
-// dense 2.3 s) and 1.1 s for the top 32.
+// AutoDenseMax is the size up to which Auto uses the dense eigensolver:
+// at such sizes A keeps hundreds of positive eigenvalues, and Lanczos
+// (kernelmath.TopK) pays only for a few dozen of them (a1a, in
+// docs/evaluation.md).
 const AutoDenseMax = 2000
 
 // Problem is the kernel side of Protocol 1: for pair weights w it gives

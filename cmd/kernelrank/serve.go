@@ -56,8 +56,8 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		learnerTimeout: fs.Duration("learner-timeout", 10*time.Second,
 			"deadline of every learner fit (within --request-timeout); a search whose learner runs out answers 503"),
 		// All cores but one: the cheap requests keep a core however many
-		// expensive ones arrive (measured: raw and poly p99 62 ms with both
-		// cores given to full-rank npk, 19 ms with one).
+		// expensive ones arrive, or they wait for the scheduler behind them
+		// (docs/evaluation.md, "Cheap searches under expensive load").
 		maxExpensive: fs.Int("max-expensive", max(1, runtime.GOMAXPROCS(0)-1),
 			"expensive re-rankings (a learned kernel of a large window, by the cost model) computed at once (default: all cores but one); cached and cheap ones never wait"),
 		expensiveWait: fs.Duration("expensive-wait", 2*time.Second,

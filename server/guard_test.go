@@ -234,7 +234,7 @@ func TestBusyIs503(t *testing.T) {
 }
 
 func TestBoot(t *testing.T) {
-	b := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := NewBoot(Timeouts{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.SetProgress(Progress{Stage: "building the demo index", Done: 500, Total: 4000})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

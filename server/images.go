@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -207,9 +208,13 @@ func readBody(c *gin.Context) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(c.Request.Body); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			fail(c, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over %d bytes", tooBig.Limit))
-		} else {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server's read timeout passed with the body unfinished.
+			fail(c, http.StatusRequestTimeout, "request_timeout", "the request body did not arrive within the server's read timeout")
+		default:
 			badRequest(c, "reading the body: "+err.Error())
 		}
 		return nil, err

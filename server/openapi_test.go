@@ -210,7 +210,7 @@ func TestOpenAPIResponses(t *testing.T) {
 
 	// A server that is starting: /healthz 200, /readyz 503 with its
 	// progress, everything else 503 with Retry-After.
-	boot := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	boot := NewBoot(Timeouts{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	boot.SetProgress(Progress{Stage: "indexing", Done: 3, Total: 10})
 	check(boot, "GET", "/healthz", nil, "", nil, 200)
 	check(boot, "HEAD", "/healthz", nil, "", nil, 200)

@@ -84,8 +84,8 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 	}
 	defer held.Close()
 	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	want := filepath.Join(data, "store", "root.bolt") + " is held by another process, most likely another kernelrank serve"
-	if err == nil || !strings.Contains(err.Error(), want) {
+	want := "another kernelrank process holds " + data + " (the lock of " + filepath.Join(data, "store", "root.bolt")
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "use another --cache-dir") {
 		t.Fatalf("error %v, want it to say %q", err, want)
 	}
 }

@@ -167,7 +167,7 @@ func TestTrustedProxies(t *testing.T) {
 		{"10.1.2.3", "203.0.113.9", 200, ""},
 		{"192.0.2.7", "203.0.113.10", 200, ""},
 		{"10.9.9.9", "203.0.113.9", 429, "203.0.113.9"}, // the same client through another proxy
-		{"198.51.100.1", "203.0.113.11", 200, ""},      // not a proxy: its own bucket
+		{"198.51.100.1", "203.0.113.11", 200, ""},       // not a proxy: its own bucket
 		{"198.51.100.1", "203.0.113.12", 429, "198.51.100.1"},
 	} {
 		rec := get(c.peer, c.forwarded)

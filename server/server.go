@@ -171,7 +171,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 		// token, and an error must reach the page's script.
 		e.Use(allowOrigins(cfg.CORSOrigins))
 	}
-	e.Use(s.limitHeaders, s.limitBody, s.timeout)
+	e.Use(s.limitHeaders, s.singleParams, s.limitBody, s.timeout)
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {
 		fail(c, http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path)

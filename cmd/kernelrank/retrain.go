@@ -60,14 +60,14 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 			return svc, err
 		}}).get
 	}
-	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), log)
+	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
 	if err != nil {
 		return err
 	}
 	defer q.Close()
 	j, err := q.Enqueue(ctx, spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("retrain: %w", err)
 	}
 	if *detach {
 		fmt.Fprintln(stdout, j.ID)

@@ -220,7 +220,11 @@ func start(ctx context.Context, f serveFlags, cfg server.Config, boot *server.Bo
 	}
 	// Without --redis jobs run here, one at a time; with it, in the
 	// `kernelrank worker` processes that share the queue.
-	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), log)
+	targets := []string{jobs.TargetSearch}
+	if svc != nil {
+		targets = append(targets, jobs.TargetSocial)
+	}
+	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), targets, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -149,6 +149,35 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	}()
 
 	var out, errOut bytes.Buffer
+	ro, _ := cache.ParseRedisURL(srv.URL)
+	// No worker takes queue q2: said at once, with the command that starts
+	// one, and nothing is queued; detached, the job waits for one.
+	err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2"}, &out, &errOut, steps(&published, &mu))
+	if want := `no worker takes the jobs of queue "q2" on ` + srv.URL + ": start one with `kernelrank worker --redis " + srv.URL + " --queue q2`"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("retrain with no worker: %v, want %q", err, want)
+	}
+	q2, err := jobs.NewAsynq(context.Background(), ro, jobs.Options{Queue: "q2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close()
+	if list, err := q2.List(context.Background(), 10); err != nil || len(list) != 0 {
+		t.Errorf("jobs of q2 after a refusal: %v %v", list, err)
+	}
+	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
+		t.Errorf("retrain --detach with no worker: %v", err)
+	}
+	if list, _ := q2.List(context.Background(), 10); len(list) != 1 || list[0].Status != jobs.Queued {
+		t.Errorf("jobs of q2 after --detach: %v, want one queued", list)
+	}
+	waitFor := time.Now().Add(30 * time.Second)
+	for n, _ := jobs.Workers(context.Background(), ro, "q1"); n != 1; n, _ = jobs.Workers(context.Background(), ro, "q1") {
+		if time.Now().After(waitFor) {
+			t.Fatalf("%d workers on q1, want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out.Reset()
 	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatalf("retrain --redis: %v\n%s", err, errOut.String())
 	}
@@ -173,7 +202,6 @@ func TestRetrainThroughAWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(out.String())
-	ro, _ := cache.ParseRedisURL(srv.URL)
 	q, err := jobs.NewAsynq(context.Background(), ro, jobs.Options{Queue: "q1"})
 	if err != nil {
 		t.Fatal(err)

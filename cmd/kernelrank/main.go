@@ -36,7 +36,7 @@ Usage:
   kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
   kernelrank ingest --data DIR [--stop-on-error] CORPUS...
   kernelrank retrain --target social|search|all [--redis URL [--detach]] [--queue NAME]
-                     [--social PATH] [--learner L] [--queries N]
+                     [--social PATH] [--learner L] [--queries N] [--cache-dir DIR]
   kernelrank worker --redis URL [--concurrency N] [--queue NAME] [--social PATH]
   kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]
   kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N]

@@ -23,11 +23,11 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	fs := flag.NewFlagSet("retrain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "what to retrain: social, search or all")
-	redisURL := fs.String("redis", "", "queue the job in Redis for `kernelrank worker` processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
+	redisURL := fs.String("redis", "", "queue the job in Redis for the \"kernelrank worker\" processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
 	queue := fs.String("queue", jobs.DefaultQueue, "job queue name (with --redis)")
 	social := fs.String("social", "", "social data to learn from (social and all); empty: the worker's, or the demo network here")
 	learner := fs.String("learner", "", "kernel-combination learner; empty: the default")
-	root := fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "without --redis: where the models are published (models/), as `kernelrank serve --cache-dir`")
+	root := fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "without --redis: where the models are published (models/); the --cache-dir of the servers that serve them")
 	queries := fs.Int("queries", 0, "how many of the most frequent queries to precompute (search and all); 0: the default")
 	detach := fs.Bool("detach", false, "print the job id and return without following it (with --redis); the job waits for a worker if none runs yet")
 	if err := parse(fs, args); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -119,5 +120,33 @@ func TestIngestDirProgressHasTotal(t *testing.T) {
 	}
 	if len(totals) == 0 || slices.ContainsFunc(totals, func(n int) bool { return n != 2 }) {
 		t.Fatalf("progress totals %v, want 2", totals)
+	}
+}
+
+// Every flag's -h shows its value as its type or as a deliberate
+// placeholder in capitals: a back-quoted word in a usage string becomes the
+// value's name ("-cache-dir kernelrank serve --cache-dir"), which must not
+// happen by accident.
+func TestFlagHelpNamesValues(t *testing.T) {
+	line := regexp.MustCompile(`^  -([a-z0-9-]+)(?: (.+))?$`)
+	named := regexp.MustCompile(`^(string|int|int64|uint|float|duration|[A-Z]+)$`)
+	for _, cmd := range [][]string{{"serve"}, {"ingest"}, {"retrain"}, {"worker"}, {"eval", "images"}, {"eval", "learners"},
+		{"eval", "social"}, {"bench", "http"}} {
+		var errOut bytes.Buffer
+		_ = run(context.Background(), append(cmd, "-h"), io.Discard, &errOut)
+		flags := 0
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			m := line.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			flags++
+			if m[2] != "" && !named.MatchString(m[2]) {
+				t.Errorf("%s -h: -%s shows its value as %q", strings.Join(cmd, " "), m[1], m[2])
+			}
+		}
+		if flags == 0 {
+			t.Errorf("%s -h lists no flags:\n%s", strings.Join(cmd, " "), errOut.String())
+		}
 	}
 }

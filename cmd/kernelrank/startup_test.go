@@ -38,7 +38,7 @@ func tinyIndex(t *testing.T) string {
 }
 
 // A busy port is reported before any work and before "listening"; a free
-// one is bound, then the server serves (issue 10, finding 10).
+// one is bound, then the server serves.
 func TestServeBindsFirst(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,7 +76,7 @@ func TestServeBindsFirst(t *testing.T) {
 	}
 }
 
-// A second process on a held index is told which lock and why (finding 10).
+// A second process on a held index is told which lock and why.
 func TestHeldIndexNamesTheLock(t *testing.T) {
 	data := tinyIndex(t)
 	held, err := index.Open(data)
@@ -92,7 +92,7 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 }
 
 // serve --help shows --data's argument as a string, not as `kernelrank
-// ingest`, and the admission flags (finding 10).
+// ingest`, and the admission flags.
 func TestServeHelp(t *testing.T) {
 	var errOut bytes.Buffer
 	_ = run(context.Background(), []string{"serve", "--help"}, io.Discard, &errOut)

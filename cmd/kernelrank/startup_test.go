@@ -104,8 +104,8 @@ func TestServeHelp(t *testing.T) {
 	}
 }
 
-// A corpus directory's progress has its total (finding 10: total=-1 when
-// the demo was ingested as a file).
+// A corpus directory's progress has its total (it was -1 when the demo was
+// ingested as a file).
 func TestIngestDirProgressHasTotal(t *testing.T) {
 	dir := t.TempDir()
 	corpus := `{"id":"a","tags":["cat"],"features":[1,2]}` + "\n" + `{"id":"b","tags":["dog"],"features":[2,1]}` + "\n"

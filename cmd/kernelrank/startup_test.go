@@ -89,6 +89,10 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "use another --cache-dir") {
 		t.Fatalf("error %v, want it to say %q", err, want)
 	}
+	// kernelrank ingest into a served index is told the same.
+	if err := run(context.Background(), []string{"ingest", "--data", data, data}, io.Discard, io.Discard); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("ingest into a held index: %v, want it to say %q", err, want)
+	}
 }
 
 // serve --help shows --data's argument as a string, not as `kernelrank

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -152,5 +153,57 @@ func TestFlagHelpNamesValues(t *testing.T) {
 		if flags == 0 {
 			t.Errorf("%s -h lists no flags:\n%s", strings.Join(cmd, " "), errOut.String())
 		}
+	}
+}
+
+// serve's HTTP flags reach the server: --read-timeout (a stalled body gets
+// 408), --cors-origins, and --trusted-proxies (loopback is the proxy here,
+// so each X-Forwarded-For client has its own bucket of --rate-limit).
+func TestServeHTTPFlags(t *testing.T) {
+	base, stop, err := startServer(context.Background(), []string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
+		"--admin-token", "tok", "--read-timeout", "300ms", "--cors-origins", "https://app.example", "--trusted-proxies", "127.0.0.1",
+		"--rate-limit", "0.001", "--rate-burst", "1", "--log-level", "error"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	if err := waitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	get := func(client string) *http.Response {
+		req, _ := http.NewRequest("GET", base+"/v1/learners", nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i, c := range []struct {
+		client string
+		want   int
+	}{{"203.0.113.1", 200}, {"203.0.113.2", 200}, {"203.0.113.1", 429}} {
+		resp := get(c.client)
+		if resp.StatusCode != c.want || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Errorf("request %d from %s: %d, CORS %q; want %d and the origin allowed", i, c.client, resp.StatusCode,
+				resp.Header.Get("Access-Control-Allow-Origin"), c.want)
+		}
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "POST /v1/images HTTP/1.1\r\nHost: kr\r\nAuthorization: Bearer tok\r\nX-Forwarded-For: 203.0.113.3\r\nContent-Length: 100\r\n\r\n[")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a stalled body: %v %v, want 408", resp, err)
 	}
 }

@@ -159,10 +159,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	for i, p := range cfg.TrustedProxies {
 		proxies[i] = p.String()
 	}
-	if err := e.SetTrustedProxies(proxies); err != nil {
-		log.Error("trusted proxies", "err", err)
-		_ = e.SetTrustedProxies(nil)
-	}
+	_ = e.SetTrustedProxies(proxies) // prefixes always parse
 	e.Use(s.requestID, s.recover, s.observe)
 	if err := cfg.Validate(); err != nil {
 		log.Error("serving without CORS", "err", err)

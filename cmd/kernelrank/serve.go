@@ -87,7 +87,8 @@ func newServeFlags(stderr io.Writer) serveFlags {
 	}
 }
 
-// httpConfig is the part of the server's configuration its HTTP flags give.
+// httpConfig is what the HTTP flags give: the timeouts, and the trusted
+// proxies and CORS origins of the server's configuration.
 func (f serveFlags) httpConfig() (server.Timeouts, server.Config, error) {
 	t := server.Timeouts{Request: *f.timeout, ReadHeader: *f.readHeaderTimeout, Read: *f.readTimeout, Idle: *f.idleTimeout, Shutdown: *f.shutdownTimeout}
 	for name, d := range map[string]time.Duration{"request-timeout": t.Request, "read-header-timeout": t.ReadHeader,
@@ -100,7 +101,7 @@ func (f serveFlags) httpConfig() (server.Timeouts, server.Config, error) {
 	if err != nil {
 		return t, server.Config{}, fmt.Errorf("serve: --trusted-proxies: %w", err)
 	}
-	cfg := server.Config{RequestTimeout: *f.timeout, TrustedProxies: proxies}
+	cfg := server.Config{TrustedProxies: proxies}
 	for o := range strings.SplitSeq(*f.corsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
@@ -124,7 +125,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	timeouts, httpCfg, err := f.httpConfig()
+	timeouts, web, err := f.httpConfig()
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	errc := make(chan error, 1)
 	go func() { errc <- boot.Serve(ctx, ln) }()
 	log.Info("listening", "addr", ln.Addr().String())
-	srv, closeAll, err := start(ctx, f, httpCfg, boot, log)
+	srv, closeAll, err := start(ctx, f, web, boot, log)
 	if err != nil {
 		cancel()
 		<-errc
@@ -153,8 +154,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // start opens what the server serves, reporting its progress to boot, and
-// returns the server (cfg completed) with the function that closes it all.
-func start(ctx context.Context, f serveFlags, cfg server.Config, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
+// returns the server (with the proxies and origins of web) and the function
+// that closes it all.
+func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
 	var closers []func()
 	closeEach := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -230,11 +232,21 @@ func start(ctx context.Context, f serveFlags, cfg server.Config, boot *server.Bo
 	}
 	closers = append(closers, func() { queue.Close() })
 	log.Info("cache", "backend", backendName(b), "models", storeName(b, *sh.cacheDir))
-	cfg.Jobs, cfg.Social, cfg.SocialData = queue, svc, socialDir
-	cfg.AdminToken, cfg.MaxK, cfg.MaxWindow = *f.token, *f.maxK, *f.maxWindow
-	cfg.ImageDir, cfg.Search, cfg.Registry = filepath.Join(dir, "uploads"), engine, reg
-	cfg.Limiter = admission.NewLimiter(*f.rateLimit, *f.rateBurst, am)
-	return server.New(ix, cfg, log), closeEach, nil
+	return server.New(ix, server.Config{
+		Jobs:           queue,
+		Social:         svc,
+		SocialData:     socialDir,
+		AdminToken:     *f.token,
+		MaxK:           *f.maxK,
+		MaxWindow:      *f.maxWindow,
+		RequestTimeout: *f.timeout,
+		ImageDir:       filepath.Join(dir, "uploads"),
+		Search:         engine,
+		Registry:       reg,
+		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
+		TrustedProxies: web.TrustedProxies,
+		CORSOrigins:    web.CORSOrigins,
+	}, log), closeEach, nil
 }
 
 func backendName(b *backends) string {

@@ -110,14 +110,27 @@ func TestRefusalsDoNotWaitForTheBody(t *testing.T) {
 }
 
 // A client that stalls mid-body gets a JSON 408 once the read timeout has
-// passed.
-func TestStalledBodyGets408(t *testing.T) {
+// passed; one that stalls in its headers has its connection closed once
+// the header timeout has.
+func TestStalledClientsAreLetGo(t *testing.T) {
 	s, _ := newTestServer(t)
 	addr, _ := serveBoot(t, s, Timeouts{Read: 200 * time.Millisecond})
 	resp := readAnswer(t, stalledUpload(t, addr, token))
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), `"code":"request_timeout"`) {
 		t.Errorf("stalled body: %d %s, want 408 request_timeout", resp.StatusCode, body)
+	}
+	// The header timeout alone: the read timeout is an hour.
+	addr, _ = serveBoot(t, s, Timeouts{Read: time.Hour, ReadHeader: 100 * time.Millisecond})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: kernelrank\r\n")
+	_ = conn.SetReadDeadline(time.Now().Add(failAfter))
+	if _, err := io.ReadAll(conn); err != nil {
+		t.Errorf("a client stalled in its headers kept its connection: %v", err)
 	}
 }
 

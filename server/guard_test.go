@@ -33,7 +33,7 @@ func errorMessageOf(t *testing.T, body map[string]any) string {
 // Every bad input (parameters out of range, learners that cannot re-rank,
 // malformed requests) gets a JSON error with the right status and a message
 // that says what is wrong.
-func TestBadInputs(t *testing.T) {
+func TestBadInputsNameTheProblem(t *testing.T) {
 	s, _ := newCachedServer(t)
 	p := func(js string) string { return "&params=" + url.QueryEscape(js) }
 	for _, c := range []struct {
@@ -235,7 +235,7 @@ func TestBusyIs503(t *testing.T) {
 }
 
 func TestBoot(t *testing.T) {
-	b := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := NewBoot(Timeouts{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.SetProgress(Progress{Stage: "building the demo index", Done: 500, Total: 4000})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

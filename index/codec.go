@@ -36,9 +36,9 @@ var errCorrupt = errors.New("index: corrupt stored value")
 
 // encodeFields packs the stored fields of d (not its id, which bleve keeps,
 // nor its features, stored apart) as uvarint-length-prefixed strings: title,
-// image, the tag count and tags, the label count and labels. It decodes in
-// about 0.25 µs, a tenth of the time JSON takes, on the path of every
-// rendered result.
+// image, the tag count and tags, the label count and labels: it is on the
+// path of every rendered result, and decodes in a fraction of the time JSON
+// takes.
 func encodeFields(d *Doc) []byte {
 	n := 3*binary.MaxVarintLen64 + len(d.Title) + len(d.Image)
 	for _, s := range d.Tags {

@@ -371,11 +371,9 @@ type GroupWeight struct {
 const (
 	// groupLambda is the L2 penalty of GroupLearned's fit. The features
 	// lie in [-1, 1] and the log-likelihood sums over hundreds of users,
-	// so it is only to keep separable folds finite; at 1 it shrank the
-	// fitted ego-Facebook weights by a third, and on the training splits
-	// of the three evaluation seeds 0.1 against 1 moved the cross-fitted
-	// validation MAP by -.002, +.008, +.007 and P@1 by -.005, +.009,
-	// +.010.
+	// so it is only to keep separable folds finite: a larger penalty
+	// shrinks the fitted weights and lowers their cross-fitted validation
+	// numbers (docs/evaluation.md, "Groups: the served scorer").
 	groupLambda = 0.1
 	// groupRepeats is how many random halvings of the validation users
 	// cross-fit GroupLearned: averaging them lowers the variance one

@@ -242,12 +242,11 @@ func pick(score []float64, idx []int) []float64 {
 // visible members j != u, 1 for a visible friend, Strength(u, j) for the
 // others (score has one entry per group). DEVIATION: section 7.4.3 sums f
 // itself; with mklr's intercept (about -2.5) every member adds a negative
-// term and the largest groups rank last (BlogCatalog, seed 1: alignf+mklr
-// P@1 0.011). Summing the uncorrected sigmoid(f), fitted on balanced
-// pairs, gives every member a sizeable share and ranks big groups first
-// (ego-Facebook: P@1 0.539 against friend-vote's 0.734); the
-// prior-corrected strengths with friends counted as friends give 0.737
-// (eval social --seed 1).
+// term and the largest groups rank last. Summing the uncorrected
+// sigmoid(f), fitted on balanced pairs, gives every member a sizeable share
+// and ranks big groups first. The prior-corrected strengths, with friends
+// counted as friends, rank neither by size (docs/evaluation.md, "The group
+// score").
 func (m *Model) groupScoresOf(u int, row, score []float64) {
 	for j, f := range row {
 		row[j] = sigmoid(f - m.offset)

@@ -189,9 +189,9 @@ func TestFriendRecommendations(t *testing.T) {
 	}
 }
 
-// TestFriendScoreParts pins that a friend's explanation
-// adds up to its score, f(u, v) = intercept + pairs + the base kernels'
-// terms, each part computed here from the strength model.
+// TestFriendScoreParts pins that a friend's explanation adds up to its
+// score, f(u, v) = intercept + pairs + the base kernels' terms, each part
+// computed here from the strength model.
 func TestFriendScoreParts(t *testing.T) {
 	ds := demoData(t)
 	m := train(t, ds, recommend.Options{Select: recommend.SelectOptions{Scorer: recommend.ScorerMKLR}})

@@ -121,6 +121,9 @@ type slot struct {
 	err     error  // why there is no model (failed)
 	warning string // the last problem while a model serves
 	bad     string // a published version that failed to load: not retried
+	// storeDown: the warning is the model store failing, which its next
+	// answer clears.
+	storeDown bool
 }
 
 // NewService loads the data from src ("" path) and prepares a service;
@@ -409,7 +412,7 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.model.Store(m)
-	sl.state, sl.source, sl.err, sl.warning, sl.took = "ready", source, nil, warning, took
+	sl.state, sl.source, sl.err, sl.warning, sl.storeDown, sl.took = "ready", source, nil, warning, false, took
 }
 
 // trainLock takes the cross-process lock on training sl's model (a no-op
@@ -540,10 +543,18 @@ func (s *Service) poll() {
 	s.mu.Unlock()
 	for _, sl := range check {
 		version, err := s.store.Current(s.life, sl.name)
+		if err != nil && !errors.Is(err, cache.ErrMiss) {
+			s.mu.Lock()
+			sl.warning, sl.storeDown = fmt.Sprintf("the model store failed: %v", err), true
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Lock()
+		if sl.storeDown { // it answers again
+			sl.warning, sl.storeDown = "", false
+		}
+		s.mu.Unlock()
 		if err != nil {
-			if !errors.Is(err, cache.ErrMiss) {
-				s.warn(sl, "", fmt.Sprintf("the model store failed: %v", err))
-			}
 			continue
 		}
 		s.mu.Lock()
@@ -590,7 +601,7 @@ func (s *Service) switchTo(sl *slot, version string) {
 func (s *Service) warn(sl *slot, bad, warning string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sl.warning = warning
+	sl.warning, sl.storeDown = warning, false
 	if bad != "" {
 		sl.bad = bad
 	}

@@ -19,9 +19,9 @@ import (
 // Until then /healthz is 200, /readyz 503 with the start-up's progress, and
 // every other path a JSON 503 with Retry-After.
 type Boot struct {
-	srv     atomic.Pointer[Server]
-	timeout time.Duration
-	log     *slog.Logger
+	srv atomic.Pointer[Server]
+	t   Timeouts
+	log *slog.Logger
 
 	mu       sync.Mutex
 	progress Progress
@@ -34,12 +34,42 @@ type Progress struct {
 	Total int    `json:"total,omitempty"`
 }
 
-// NewBoot returns the handler of a starting server whose requests have
-// the given deadline (Config.RequestTimeout; 0: the default).
-func NewBoot(requestTimeout time.Duration, log *slog.Logger) *Boot {
-	c := Config{RequestTimeout: requestTimeout}
+// Timeouts bound how long a client holds a connection; zero values take
+// the defaults.
+type Timeouts struct {
+	// Request is the handlers' deadline (Config.RequestTimeout; default 30 s).
+	Request time.Duration
+	// ReadHeader bounds reading a request's line and headers (default 10 s).
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included (default 60 s): a
+	// client that stalls mid-body gets 408 and its connection closed.
+	Read time.Duration
+	// Idle is how long a kept-alive connection waits for its next request
+	// (default 120 s).
+	Idle time.Duration
+	// Shutdown is how long requests in flight get to finish once the server
+	// is stopping (default 10 s); then every connection is closed.
+	Shutdown time.Duration
+}
+
+func (t *Timeouts) fill() {
+	c := Config{RequestTimeout: t.Request}
 	c.fill()
-	return &Boot{timeout: c.RequestTimeout, log: log, progress: Progress{Stage: "starting"}}
+	t.Request = c.RequestTimeout
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.ReadHeader, 10 * time.Second}, {&t.Read, time.Minute}, {&t.Idle, 2 * time.Minute}, {&t.Shutdown, 10 * time.Second}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+}
+
+// NewBoot returns the handler of a starting server with the timeouts t.
+func NewBoot(t Timeouts, log *slog.Logger) *Boot {
+	t.fill()
+	return &Boot{t: t, log: log, progress: Progress{Stage: "starting"}}
 }
 
 // SetProgress records what the start-up is doing.
@@ -91,12 +121,15 @@ func (b *Boot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Serve serves on ln (bound by the caller, so that a busy port fails before
 // any work) until ctx is cancelled, then shuts down gracefully, letting
-// requests in flight finish (up to 10 s).
+// requests in flight finish for up to the shutdown timeout; the connections
+// still open then (a client stalled mid-body) are closed.
 func (b *Boot) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           b,
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      b.timeout + 5*time.Second,
+		ReadHeaderTimeout: b.t.ReadHeader,
+		ReadTimeout:       b.t.Read,
+		IdleTimeout:       b.t.Idle,
+		WriteTimeout:      b.t.Read + b.t.Request + 5*time.Second,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -106,10 +139,11 @@ func (b *Boot) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	b.log.Info("shutting down")
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	shut, cancel := context.WithTimeout(context.Background(), b.t.Shutdown)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
-		return err
+		b.log.Warn("closing the connections still open after the shutdown timeout", "timeout", b.t.Shutdown)
+		srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -17,7 +17,14 @@ type apiError struct {
 	} `json:"error"`
 }
 
+// fail answers an error. A request that came with a body is answered with
+// "Connection: close": net/http would otherwise read up to 256 KiB of the
+// unread body before answering (to reuse the connection), so a refusal (a bad
+// token, a body over the limit) would wait for a slow or stalled client.
 func fail(c *gin.Context, status int, code, msg string) {
+	if c.Request.ContentLength != 0 {
+		c.Header("Connection", "close")
+	}
 	var body apiError
 	body.Error.Code, body.Error.Message = code, msg
 	c.AbortWithStatusJSON(status, body)

@@ -30,9 +30,10 @@ func errorMessageOf(t *testing.T, body map[string]any) string {
 	return e["message"].(string)
 }
 
-// Every bad input of issue 10 (findings 2, 7, 8) gets a JSON error with the
-// right status and a message that says what is wrong.
-func TestIssue10BadInputs(t *testing.T) {
+// Every bad input (parameters out of range, learners that cannot re-rank,
+// malformed requests) gets a JSON error with the right status and a message
+// that says what is wrong.
+func TestBadInputsNameTheProblem(t *testing.T) {
 	s, _ := newCachedServer(t)
 	p := func(js string) string { return "&params=" + url.QueryEscape(js) }
 	for _, c := range []struct {
@@ -96,7 +97,7 @@ func TestLearnerPanicIsAJSON500(t *testing.T) {
 func first[A, B any](a A, _ B) A { return a }
 
 // Answers gin would give in HTML or plain text are JSON; HEAD works on the
-// health endpoints (issue 10, finding 8).
+// health endpoints.
 func TestProtocolAnswersAreJSON(t *testing.T) {
 	s, _ := newTestServer(t)
 	rec, body := do(t, s, "GET", "/v1/search/?q=cat", nil, "")
@@ -132,7 +133,7 @@ func TestProtocolAnswersAreJSON(t *testing.T) {
 }
 
 // /v1/learners says which learners and strategies can re-rank a search
-// here, and why not (issue 10, finding 7).
+// here, and why not.
 func TestLearnersSayWhetherTheyRerank(t *testing.T) {
 	s, _ := newTestServer(t)
 	_, body := do(t, s, "GET", "/v1/learners", nil, "")
@@ -179,7 +180,7 @@ func TestLearnersSayWhetherTheyRerank(t *testing.T) {
 }
 
 // Over its rate a client gets 429 with Retry-After; the probes are not
-// limited (issue 10, finding 3).
+// limited.
 func TestRateLimit(t *testing.T) {
 	s, _ := newTestServer(t)
 	reg := prometheus.NewRegistry()
@@ -234,7 +235,7 @@ func TestBusyIs503(t *testing.T) {
 }
 
 func TestBoot(t *testing.T) {
-	b := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := NewBoot(Timeouts{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.SetProgress(Progress{Stage: "building the demo index", Done: 500, Total: 4000})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -137,30 +139,15 @@ func (s *Server) addImages(c *gin.Context) {
 	if err != nil {
 		return
 	}
-	var items []newImage
-	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		err = json.Unmarshal(trimmed, &items)
-	} else {
-		var one newImage
-		err = json.Unmarshal(trimmed, &one)
-		items = []newImage{one}
-	}
+	items, err := parseImages(body)
 	if err != nil {
-		badRequest(c, "body must be an image object or an array of them: "+err.Error())
-		return
-	}
-	if len(items) == 0 {
-		badRequest(c, "no images in the body")
+		badRequest(c, err.Error())
 		return
 	}
 	docs := make([]index.Doc, len(items))
 	ups := make([]*index.Upload, len(items))
 	for i, it := range items {
 		docs[i] = it.Doc
-		if it.Image != "" {
-			badRequest(c, fmt.Sprintf("image %d (%q): send the image itself in image_base64; server paths are set by `kernelrank ingest`", i, it.ID))
-			return
-		}
 		if it.ImageBase64 == "" {
 			continue
 		}
@@ -190,6 +177,56 @@ func (s *Server) addImages(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"added": len(docs), "images": s.ix.Count()})
 }
 
+// parseImages decodes the body of POST /v1/images, one image object or an
+// array of them, and checks what needs no index: unknown fields (a misspelt
+// one would be dropped), a server path, features beside the image they
+// would be computed from, and an id given twice (which of the two would
+// win is no answer to give).
+func parseImages(body []byte) ([]newImage, error) {
+	var items []newImage
+	var err error
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		err = decodeStrict(trimmed, &items)
+	} else {
+		items = make([]newImage, 1)
+		err = decodeStrict(trimmed, &items[0])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("body must be an image object or an array of them: %v", err)
+	}
+	if len(items) == 0 {
+		return nil, errors.New("no images in the body")
+	}
+	first := make(map[string]int, len(items))
+	for i, it := range items {
+		switch {
+		case it.Image != "":
+			return nil, fmt.Errorf("image %d (%q): send the image itself in image_base64; server paths are set by `kernelrank ingest`", i, it.ID)
+		case it.ImageBase64 != "" && it.Features != nil:
+			return nil, fmt.Errorf("image %d (%q): features are computed from image_base64: send one or the other", i, it.ID)
+		}
+		if j, dup := first[it.ID]; dup {
+			return nil, fmt.Errorf("image %d: id %q is also image %d's: a batch gives each id once", i, it.ID, j)
+		}
+		first[it.ID] = i
+	}
+	return items, nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing fields v has not
+// and anything after the value.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("one JSON value expected, with nothing after it")
+	}
+	return nil
+}
+
 // prepareUpload decodes the base64 of it, refusing more than
 // index.MaxImageBytes before decoding.
 func (s *Server) prepareUpload(it newImage) (*index.Upload, error) {
@@ -207,9 +244,13 @@ func readBody(c *gin.Context) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(c.Request.Body); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			fail(c, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over %d bytes", tooBig.Limit))
-		} else {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server's read timeout passed with the body unfinished.
+			fail(c, http.StatusRequestTimeout, "request_timeout", "the request body did not arrive within the server's read timeout")
+		default:
 			badRequest(c, "reading the body: "+err.Error())
 		}
 		return nil, err

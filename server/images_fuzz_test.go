@@ -21,7 +21,7 @@ import (
 // FuzzAddImages posts any body to POST /v1/images: the answer is 200, 400
 // or 413, never a panic or a 500. A rejected body changes nothing in the
 // index nor in the uploads directory (index.Images writes atomically); an
-// accepted one stores every item as sent (the last of a repeated id).
+// accepted one stores every item as sent.
 // Seeds: testdata/fuzz/FuzzAddImages.
 func FuzzAddImages(f *testing.F) {
 	gin.SetMode(gin.ReleaseMode)
@@ -63,11 +63,14 @@ func FuzzAddImages(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted a body that is not an image or an array of them: %v", err)
 		}
-		last := map[string]newImage{}
+		byID := map[string]newImage{}
 		for _, it := range items {
-			last[it.ID] = it
+			if _, dup := byID[it.ID]; dup {
+				t.Fatalf("accepted id %q twice in one batch", it.ID)
+			}
+			byID[it.ID] = it
 		}
-		for id, it := range last {
+		for id, it := range byID {
 			d, found, err := ix.Get(id)
 			if err != nil || !found || !slices.Equal(d.Tags, it.Tags) || d.Title != it.Title {
 				t.Fatalf("image %q stored as %+v (found %v, %v), sent %+v", id, d, found, err, it.Doc)

@@ -91,7 +91,7 @@ func thumbColour(t *testing.T, s *Server, id string) color.RGBA {
 	return color.RGBAModel.Convert(img.At(b.Dx()/2, b.Dy()/2)).(color.RGBA)
 }
 
-// A rejected request writes no file and changes none: issue 10, finding 1.
+// A rejected request writes no file and changes none.
 func TestRejectedUploadWritesNothing(t *testing.T) {
 	s, ix := newTestServer(t)
 	red := color.RGBA{200, 0, 0, 255}
@@ -191,7 +191,7 @@ func TestImageFilesFollowTheIndex(t *testing.T) {
 }
 
 // Ids follow one grammar whatever the form, and no answer shows a server
-// path: issue 10, finding 6.
+// path.
 func TestIDGrammar(t *testing.T) {
 	s, ix := newTestServer(t)
 	img := encodeImage(t, "png", 20, 20, color.White)
@@ -249,7 +249,7 @@ func TestGetImage(t *testing.T) {
 
 // Uploads are kept as sent; the thumbnail is made once (it is served with
 // the original gone), carries an ETag that answers 304, and images over the
-// pixel limit are refused from their header: issue 10, finding 4.
+// pixel limit are refused from their header.
 func TestThumbnailsMadeOnce(t *testing.T) {
 	s, _ := newTestServer(t)
 	raw := encodeImage(t, "jpeg", 600, 300, color.RGBA{0, 0, 250, 255})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/internal/jobs"
@@ -66,13 +65,9 @@ func (s *Server) listJobs(c *gin.Context) {
 	if !onlyParams(c, "limit") {
 		return
 	}
-	n := 20
-	if v := c.Query("limit"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxListJobs {
-			badRequest(c, fmt.Sprintf("limit must be between 1 and %d", maxListJobs))
-			return
-		}
+	n, ok := intParam(c, c.Request.URL.Query(), "limit", 20, 1, maxListJobs)
+	if !ok {
+		return
 	}
 	list, err := s.cfg.Jobs.List(c.Request.Context(), n)
 	if err != nil {

@@ -177,8 +177,8 @@ func TestJobEndpointErrors(t *testing.T) {
 		{"POST", "/v1/jobs", `{"target":"social","queries":10}`, token, http.StatusBadRequest, "queries is for search"},
 		{"GET", "/v1/jobs/nope", ``, token, http.StatusNotFound, `no job with id "nope"`},
 		{"DELETE", "/v1/jobs/nope", ``, token, http.StatusNotFound, `no job with id "nope"`},
-		{"GET", "/v1/jobs?limit=0", ``, token, http.StatusBadRequest, "limit must be between 1 and 100"},
-		{"GET", "/v1/jobs?limit=x", ``, token, http.StatusBadRequest, "limit must be between 1 and 100"},
+		{"GET", "/v1/jobs?limit=0", ``, token, http.StatusBadRequest, "limit must be an integer from 1 to 100"},
+		{"GET", "/v1/jobs?limit=x", ``, token, http.StatusBadRequest, "limit must be an integer from 1 to 100"},
 		{"PUT", "/v1/jobs/x", ``, token, http.StatusMethodNotAllowed, "not allowed"},
 	}
 	for _, c := range cases {

@@ -78,6 +78,19 @@ func (s *Server) limitHeaders(c *gin.Context) {
 	c.Next()
 }
 
+// singleParams answers 400 to a query parameter given more than once
+// (q=cat&q=dog): every endpoint reads one value, and silently taking the
+// first would answer a question the client did not ask.
+func (s *Server) singleParams(c *gin.Context) {
+	for name, vs := range c.Request.URL.Query() {
+		if len(vs) > 1 {
+			badRequest(c, fmt.Sprintf("query parameter %q is given %d times: give it once", name, len(vs)))
+			return
+		}
+	}
+	c.Next()
+}
+
 // observe logs every request and records its latency by route and status.
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()

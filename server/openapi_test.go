@@ -128,6 +128,10 @@ func TestOpenAPIResponses(t *testing.T) {
 		{plain, "GET", "/v1/search?q=cat&k=0", nil, "", 400},
 		{plain, "GET", "/v1/search?q=cat&colour=red", nil, "", 400},
 		{plain, "GET", "/v1/search?q=cat&rerank=nope", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&q=dog", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&k=%2B5", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&k=10&window=5", nil, "", 400},
+		{plain, "GET", "/v1/search?q=cat&window=5&rerank=raw", nil, "", 200},
 		{plain, "GET", "/v1/images/img01", nil, "", 200},
 		{plain, "GET", "/v1/images/missing", nil, "", 404},
 		{plain, "GET", "/v1/images/img01/thumbnail", nil, "", 404},
@@ -135,6 +139,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{plain, "POST", "/v1/images", newImage, "", 401},
 		{plain, "POST", "/v1/images", []byte(`{"id":`), token, 400},
 		{plain, "POST", "/v1/images", tooBig, token, 413},
+		{plain, "POST", "/v1/images", []byte(`{"id":"x","tags":["cat"],"colour":"red"}`), token, 400},
+		{plain, "POST", "/v1/images", []byte(`[{"id":"x","tags":["cat"]},{"id":"x","tags":["dog"]}]`), token, 400},
 		{plain, "POST", "/v1/images", pic, token, 200},
 		{plain, "GET", "/v1/images/pic", nil, "", 200},
 		{plain, "GET", "/v1/images/pic/thumbnail", nil, "", 200},
@@ -210,7 +216,7 @@ func TestOpenAPIResponses(t *testing.T) {
 
 	// A server that is starting: /healthz 200, /readyz 503 with its
 	// progress, everything else 503 with Retry-After.
-	boot := NewBoot(0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	boot := NewBoot(Timeouts{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	boot.SetProgress(Progress{Stage: "indexing", Done: 3, Total: 10})
 	check(boot, "GET", "/healthz", nil, "", nil, 200)
 	check(boot, "HEAD", "/healthz", nil, "", nil, 200)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -63,6 +64,12 @@ func (s *Server) searchRequest(c *gin.Context) (search.Request, bool) {
 		return req, false
 	}
 	if req.Window, ok = intParam(c, qs, "window", 0, 1, s.cfg.MaxWindow); !ok {
+		return req, false
+	}
+	if req.Window > 0 && req.Window < req.K {
+		// A search returns at most its window: the candidates it re-ranks.
+		badRequest(c, fmt.Sprintf("window %d is smaller than k %d: a search returns at most window results; "+
+			"ask for window >= k, or leave window out (the default is widened to k)", req.Window, req.K))
 		return req, false
 	}
 	seed, ok := intParam(c, qs, "seed", 0, 0, 1<<31-1)
@@ -134,13 +141,16 @@ func (s *Server) searchError(c *gin.Context, err error) {
 	}
 }
 
+// intParam reads an integer parameter from lo to hi (def when absent),
+// written in canonical decimal: "+5" or "05" is refused, not read as 5, so
+// that a client's mistake (a URL-decoded space, a padded number) shows.
 func intParam(c *gin.Context, qs url.Values, name string, def, lo, hi int) (int, bool) {
 	raw := qs.Get(name)
 	if raw == "" {
 		return def, true
 	}
 	v, err := strconv.Atoi(raw)
-	if err != nil || v < lo || v > hi {
+	if err != nil || strconv.Itoa(v) != raw || v < lo || v > hi {
 		badRequest(c, name+" must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi)+", got "+strconv.Quote(raw))
 		return 0, false
 	}

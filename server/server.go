@@ -5,11 +5,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gin-contrib/cors"
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/admission"
@@ -48,6 +52,54 @@ type Config struct {
 	Limiter *admission.Limiter
 	// MaxHeaderBytes bounds the request line and headers (default 64 KiB).
 	MaxHeaderBytes int
+	// TrustedProxies are the load balancers whose X-Forwarded-For names the
+	// client (for the rate limit and the logs); none: the peer is the client.
+	TrustedProxies []netip.Prefix
+	// CORSOrigins are the browser origins ("https://app.example.com", or
+	// "*" for any) that may call the API from their pages; none: same
+	// origin only. Validate checks them.
+	CORSOrigins []string
+}
+
+// Validate reports a configuration New cannot serve.
+func (c Config) Validate() error {
+	if len(c.CORSOrigins) == 0 {
+		return nil
+	}
+	if len(c.CORSOrigins) > 1 && slices.Contains(c.CORSOrigins, "*") {
+		return fmt.Errorf("CORS origins %q: * (any origin) stands alone", c.CORSOrigins)
+	}
+	if err := corsConfig(c.CORSOrigins).Validate(); err != nil {
+		return fmt.Errorf("CORS origins %q: %w", c.CORSOrigins, err)
+	}
+	return nil
+}
+
+// allowOrigins answers the CORS requests of the given origins. The library
+// refuses any other origin with a bare 403; such a request is served as
+// without CORS instead (JSON as ever, and a browser keeps the answer from
+// the other origin's page; its preflight gets a JSON 405).
+func allowOrigins(origins []string) gin.HandlerFunc {
+	apply := cors.New(corsConfig(origins))
+	return func(c *gin.Context) {
+		origin := c.GetHeader("Origin")
+		// Browsers send origins in lower case, as the library keeps them.
+		if origin == "" || slices.ContainsFunc(origins, func(o string) bool { return o == "*" || strings.ToLower(o) == origin }) {
+			apply(c)
+		}
+	}
+}
+
+// corsConfig lets the given origins call every endpoint, sending the admin
+// token, and read the headers a client acts on.
+func corsConfig(origins []string) cors.Config {
+	return cors.Config{
+		AllowOrigins:  origins,
+		AllowMethods:  []string{"GET", "HEAD", "POST", "DELETE"},
+		AllowHeaders:  []string{"Authorization", "Content-Type", requestIDHeader},
+		ExposeHeaders: []string{requestIDHeader, "Retry-After", "Location", "ETag"},
+		MaxAge:        time.Hour,
+	}
 }
 
 func (c *Config) fill() {
@@ -82,7 +134,8 @@ type Server struct {
 	metrics *metrics
 }
 
-// New builds the server and its routes over an open index.
+// New builds the server and its routes over an open index. A cfg that fails
+// Validate is served without its CORS origins (logged as an error).
 func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	cfg.fill()
 	gin.SetMode(gin.ReleaseMode)
@@ -99,10 +152,23 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	e.HandleMethodNotAllowed = true
 	// gin's own redirect answers in HTML: NoRoute redirects in JSON.
 	e.RedirectTrailingSlash = false
-	// The client is the connection's peer: X-Forwarded-For, which anyone
-	// can send, must not choose whose rate limit a request spends.
-	_ = e.SetTrustedProxies(nil)
-	e.Use(s.requestID, s.recover, s.observe, s.limitHeaders, s.limitBody, s.timeout)
+	// The client is the connection's peer unless that is a trusted proxy:
+	// X-Forwarded-For, which anyone can send, must not choose whose rate
+	// limit a request spends.
+	proxies := make([]string, len(cfg.TrustedProxies))
+	for i, p := range cfg.TrustedProxies {
+		proxies[i] = p.String()
+	}
+	_ = e.SetTrustedProxies(proxies) // prefixes always parse
+	e.Use(s.requestID, s.recover, s.observe)
+	if err := cfg.Validate(); err != nil {
+		log.Error("serving without CORS", "err", err)
+	} else if len(cfg.CORSOrigins) > 0 {
+		// Before the limits and the token check: a preflight carries no
+		// token, and an error must reach the page's script.
+		e.Use(allowOrigins(cfg.CORSOrigins))
+	}
+	e.Use(s.limitHeaders, s.singleParams, s.limitBody, s.timeout)
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {
 		fail(c, http.StatusMethodNotAllowed, "method_not_allowed", c.Request.Method+" is not allowed on "+c.Request.URL.Path)

@@ -50,6 +50,18 @@ func newCachedServer(t *testing.T) (*Server, *index.Index) {
 // searches through ld, when they are not nil.
 func newServerWith(t *testing.T, reg *prometheus.Registry, ld *cache.Loader) (*Server, *index.Index) {
 	t.Helper()
+	return newServerConfig(t, func(cfg *Config, ix *index.Index) {
+		cfg.Registry = reg
+		if ld != nil {
+			cfg.Search = search.New(ix, ld, search.Options{})
+		}
+	})
+}
+
+// newServerConfig serves the index of newTestServer with the configuration
+// edit makes of the tests' own (admin token, uploads, 1 MiB bodies).
+func newServerConfig(t *testing.T, edit func(*Config, *index.Index)) (*Server, *index.Index) {
+	t.Helper()
 	dir := t.TempDir()
 	ix, err := index.Open(filepath.Join(dir, "index"))
 	if err != nil {
@@ -78,10 +90,8 @@ func newServerWith(t *testing.T, reg *prometheus.Registry, ld *cache.Loader) (*S
 	if err := ix.Add(docs); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{AdminToken: token, ImageDir: filepath.Join(dir, "uploads"), MaxBodyBytes: 1 << 20, Registry: reg}
-	if ld != nil {
-		cfg.Search = search.New(ix, ld, search.Options{})
-	}
+	cfg := Config{AdminToken: token, ImageDir: filepath.Join(dir, "uploads"), MaxBodyBytes: 1 << 20}
+	edit(&cfg, ix)
 	s := New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return s, ix
 }

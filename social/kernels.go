@@ -48,9 +48,9 @@ const (
 	ModeDefault Mode = "default"
 	// ModeCosine normalises every kernel to unit diagonal,
 	// K_ij / sqrt(K_ii K_jj), and adds no shift. It divides a
-	// common-friends kernel by sqrt(deg_i deg_j), which costs the friend
-	// ranking (ego-Facebook, eval social --seed 1: alignf+mklr MAP 0.436
-	// against 0.491 in ModeDefault; Adamic-Adar 0.473).
+	// common-friends kernel by sqrt(deg_i deg_j), which takes out the
+	// degrees the friend ranking needs (docs/evaluation.md, "Friend and
+	// group recommendation").
 	ModeCosine Mode = "cosine"
 	// ModeThesis is section 7.5.1 as written: divide each row by its
 	// maximum, symmetrise, and add delta I (delta = |lambda_min| + 1e-8) when

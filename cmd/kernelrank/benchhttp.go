@@ -42,6 +42,7 @@ type benchRow struct {
 	name                   string
 	clients                int
 	requests, errors, hits int
+	limited                int // of the errors, 429s
 	perSecond              float64
 	p50, p99               time.Duration
 	firstError             string
@@ -122,7 +123,11 @@ func benchHTTP(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rows = append(rows, runBenchRow(ctx, client, k, c, *duration, *maxRequests))
+			row := runBenchRow(ctx, client, k, c, *duration, *maxRequests)
+			if row.limited > 0 {
+				return errRateLimited(base, row)
+			}
+			rows = append(rows, row)
 		}
 	}
 	return printBench(stdout, rows)
@@ -207,6 +212,9 @@ func runBenchRow(ctx context.Context, client *http.Client, k benchRequest, clien
 				latencies = append(latencies, took)
 				if err != nil {
 					row.errors++
+					if errors.Is(err, errLimited) {
+						row.limited++
+					}
 					if row.firstError == "" {
 						row.firstError = err.Error()
 					}
@@ -235,6 +243,19 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
+// errLimited is a 429: the server's per-client rate limit answered.
+var errLimited = errors.New("429 Too Many Requests")
+
+// errRateLimited refuses to report a bench whose row the server
+// rate-limited: its req/s and latencies would measure the server's
+// --rate-limit (every bench client is one client to it), not its speed.
+func errRateLimited(base string, r benchRow) error {
+	return fmt.Errorf("bench http: %s answered %d of %d requests of %q at %d clients with 429 Too Many Requests: "+
+		"its per-client rate limit, not its speed, would be measured, so nothing is reported. "+
+		"Restart it with --rate-limit 0 (or a --rate-limit and --rate-burst above the bench's load), or leave out --url to measure an in-process server",
+		base, r.limited, r.requests, r.name, r.clients)
+}
+
 // benchOne sends one GET; a status other than 200 is an error. For a
 // search it reports whether the answer came from a cache.
 func benchOne(ctx context.Context, client *http.Client, u string, search bool) (hit bool, err error) {
@@ -250,6 +271,9 @@ func benchOne(ctx context.Context, client *http.Client, u string, search bool) (
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return false, err
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return false, errLimited
 	}
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("%d: %.200s", resp.StatusCode, body)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,11 +14,10 @@ import (
 	"github.com/kernelrank/kernelrank/internal/demo"
 )
 
-// TestBenchHTTP runs a short bench on an in-process server over a tiny
-// index and network: every request kind has a row per concurrency, with
-// requests, no errors and ordered, positive latencies.
-func TestBenchHTTP(t *testing.T) {
-	dir := t.TempDir()
+// benchData writes a tiny index and social network under dir and returns
+// the serve flags of a server over them, and one user's id.
+func benchData(t *testing.T, dir string) (serveArgs []string, user string) {
+	t.Helper()
 	ix, err := index.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +41,17 @@ func TestBenchHTTP(t *testing.T) {
 	if err := net.WriteDir(filepath.Join(dir, "social")); err != nil {
 		t.Fatal(err)
 	}
+	return []string{"--data", filepath.Join(dir, "index"), "--social", filepath.Join(dir, "social"), "--cache-dir", filepath.Join(dir, "cache")}, net.Users[0].ID
+}
+
+// TestBenchHTTP runs a short bench on an in-process server over a tiny
+// index and network: every request kind has a row per concurrency, with
+// requests, no errors and ordered, positive latencies.
+func TestBenchHTTP(t *testing.T) {
+	serveArgs, user := benchData(t, t.TempDir())
 	var out, errOut bytes.Buffer
-	err = run(context.Background(), []string{"bench", "http", "--data", filepath.Join(dir, "index"), "--social", filepath.Join(dir, "social"),
-		"--cache-dir", filepath.Join(dir, "cache"), "--duration", "150ms", "--concurrency", "1,3", "--queries", "cat,dog,pet",
-		"--user", net.Users[0].ID}, &out, &errOut)
+	err := run(context.Background(), append([]string{"bench", "http", "--duration", "150ms", "--concurrency", "1,3", "--queries", "cat,dog,pet",
+		"--user", user}, serveArgs...), &out, &errOut)
 	if err != nil {
 		t.Fatalf("bench http: %v\n%s", err, errOut.String())
 	}
@@ -71,11 +78,37 @@ func TestBenchHTTP(t *testing.T) {
 			t.Errorf("row %q: %d requests, %d errors, %.1f req/s, p50 %.1f ms, p99 %.1f ms, %d cache hits", name, requests, errs, perSecond, p50, p99, hits)
 		}
 	}
-	for _, kind := range []string{"search raw", "search poly", "search npk low-rank (rank 10)", "search npk full-rank", "friends of " + net.Users[0].ID} {
+	for _, kind := range []string{"search raw", "search poly", "search npk low-rank (rank 10)", "search npk full-rank", "friends of " + user} {
 		for _, c := range []string{"1", "3"} {
 			if !rows[kind+" @"+c] {
 				t.Errorf("no row %q at %s clients", kind, c)
 			}
 		}
+	}
+}
+
+// A server that rate-limits the bench gets no table: the error says how
+// many requests were 429s and how to start the server.
+func TestBenchHTTPRefusesRateLimitedNumbers(t *testing.T) {
+	serveArgs, user := benchData(t, t.TempDir())
+	var errOut bytes.Buffer
+	base, stop, err := startServer(context.Background(), append([]string{"--rate-limit", "0.001", "--rate-burst", "5", "--log-level", "error"}, serveArgs...), &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("server: %v", err)
+		}
+	}()
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"bench", "http", "--url", base, "--requests", "20", "--concurrency", "1", "--queries", "cat",
+		"--user", user}, &out, &errOut)
+	want := regexp.MustCompile(`answered 15 of 20 requests of "search raw" at 1 clients with 429 Too Many Requests: .* nothing is reported. Restart it with --rate-limit 0`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Fatalf("bench of a rate-limited server: %v, want it to match %q", err, want)
+	}
+	if strings.Contains(out.String(), "req/s") {
+		t.Errorf("a table was printed:\n%s", out.String())
 	}
 }

@@ -167,16 +167,24 @@ func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*i
 	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
 		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
 	}
-	ix, err := index.Open(dir)
-	if errors.Is(err, bbolt.ErrTimeout) {
-		return nil, "", fmt.Errorf("%w: the lock of %s is held by another process, most likely another kernelrank serve, worker or ingest "+
-			"with the same --cache-dir or --data (an index is opened by one process at a time): stop it, or give this one "+
-			"its own --cache-dir, or a copy of the index with --data", err, filepath.Join(dir, "store", "root.bolt"))
-	}
+	ix, err := openUnheld(dir)
 	if err != nil {
 		return nil, "", err
 	}
 	return ix, dir, nil
+}
+
+// openUnheld opens (or creates) the index in dir, saying which process
+// holds it when another does, not the bare "timeout" of bolt's lock: a
+// restart while the old process still shuts down meets it too.
+func openUnheld(dir string) (*index.Index, error) {
+	ix, err := index.Open(dir)
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("another kernelrank process holds %s (the lock of %s; an index is opened by one process at a time): "+
+			"stop it (a server that is shutting down lets go within its --shutdown-timeout), or use another --cache-dir, "+
+			"or a copy of the index with --data", dir, filepath.Join(dir, "store", "root.bolt"))
+	}
+	return ix, err
 }
 
 // newSocialService serves the social data in dir (the generated demo

@@ -39,12 +39,12 @@ func evalLearners(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg := eval.LearnersConfig{Progress: stderr}
 	var tables, methods, datasets listFlag
 	fs.StringVar(&cfg.Suite, "suite", "zhuang", "experiment suite: zhuang (Zhuang's thesis ch. 3-5 and the UMKL paper), mao (PF-SKL), abbasnejad (TLK, influence-mkl), kumar (Kumar's thesis: multi-view spectral clustering, TS-MKL; tables "+strings.Join(eval.SuiteTables("kumar"), ", ")+")")
-	fs.Var(&tables, "table", "table to run, repeatable: "+strings.Join(eval.LearnerTables(), ", ")+" (a1a = 3.7); default all")
-	fs.Var(&methods, "method", "method (column) to run, repeatable: "+strings.Join(eval.LearnerMethods(), ", ")+"; default all")
+	fs.Var(&tables, "table", "`ID` of a table to run, repeatable: "+strings.Join(eval.LearnerTables(), ", ")+" (a1a = 3.7); default all")
+	fs.Var(&methods, "method", "`M`, a method (column) to run, repeatable: "+strings.Join(eval.LearnerMethods(), ", ")+"; default all")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the splits, constraints, k-means starts and synthetic sets")
 	fs.IntVar(&cfg.Reps, "reps", 0, "repetitions per data set, overriding the spec's (20) for quick runs; 0 keeps the spec's")
 	fs.IntVar(&cfg.Workers, "workers", 2, "repetitions run in parallel (timings are per fit, measured under this load)")
-	fs.Var(&datasets, "dataset", "LIBSVM, PMLB-style TSV (target column) or label-first CSV file replacing the default data sets of every table but 3.7; repeatable")
+	fs.Var(&datasets, "dataset", "`PATH` of a LIBSVM, PMLB-style TSV (target column) or label-first CSV file replacing the default data sets of every table but 3.7; repeatable")
 	// DEVIATION from spec 3.10.1's "default procedure [ambiguous]": the
 	// components are those of the must-link graph, as in Xing et al. 2002,
 	// which the thesis cites for the rule; counting every pair leaves about

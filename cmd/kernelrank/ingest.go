@@ -46,7 +46,7 @@ func ingest(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // ingestFiles ingests each corpus (JSONL file or directory) into the index at dir.
 func ingestFiles(ctx context.Context, dir string, corpora []string, stopOnError bool, progress func(done, total int)) (index.Report, error) {
 	var total index.Report
-	ix, err := index.Open(dir)
+	ix, err := openUnheld(dir)
 	if err != nil {
 		return total, err
 	}

@@ -3,15 +3,18 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 )
@@ -65,17 +68,76 @@ func newHandler(d jobDeps) jobs.Handler {
 	return jobs.Dispatch(socialWork, searchWork)
 }
 
-// openQueue returns the job queue: in-process without a Redis URL,
-// otherwise the queue shared with `kernelrank worker` processes.
-func openQueue(ctx context.Context, redisURL, queue string, h jobs.Handler, log *slog.Logger) (jobs.Queue, error) {
+// openQueue returns the job queue, checking every job at submission (see
+// checkJob): in-process without a Redis URL, running the targets given,
+// otherwise the queue shared with `kernelrank worker` processes, which run
+// every target.
+func openQueue(ctx context.Context, redisURL, queue string, h jobs.Handler, targets []string, log *slog.Logger) (jobs.Queue, error) {
 	if redisURL == "" {
-		return jobs.NewLocal(h, 0), nil
+		return jobs.Checked(jobs.NewLocal(h, 0), checkJob(targets)), nil
 	}
 	ro, err := cache.ParseRedisURL(redisURL)
 	if err != nil {
 		return nil, err
 	}
-	return jobs.NewAsynq(ctx, ro, jobs.Options{Queue: queue, Log: log})
+	q, err := jobs.NewAsynq(ctx, ro, jobs.Options{Queue: queue, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return jobs.Checked(q, checkJob(nil)), nil
+}
+
+// checkJob returns the check of a job at submission: its learner is one
+// the recommenders can use, the social data it names can be read (the
+// worker reads the same path: the machines of a deployment share it), and
+// its target is among targets (nil: any).
+func checkJob(targets []string) func(jobs.Spec) error {
+	return func(spec jobs.Spec) error {
+		if targets != nil {
+			need := []string{spec.Target}
+			if spec.Target == jobs.TargetAll {
+				need = []string{jobs.TargetSocial, jobs.TargetSearch}
+			}
+			for _, t := range need {
+				if !slices.Contains(targets, t) {
+					return fmt.Errorf("target %q cannot run here: this deployment runs %s jobs only", spec.Target, strings.Join(targets, " and "))
+				}
+			}
+		}
+		if spec.Learner != "" {
+			usable := recommend.Learners()
+			if l, ok := learners.Lookup(spec.Learner); !ok || !slices.Contains(usable, l.Name) {
+				return fmt.Errorf("unknown learner %q: the recommenders can use %s", spec.Learner, strings.Join(usable, ", "))
+			}
+		}
+		if spec.Social != "" {
+			if err := readable(spec.Social); err != nil {
+				return fmt.Errorf("social data %s: %w", spec.Social, err)
+			}
+		}
+		return nil
+	}
+}
+
+// readable reports why path, a file or a directory, cannot be read.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return errors.Unwrap(err) // the *PathError's cause: the caller names the path
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		_, err = f.ReadDir(1)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		return nil
+	}
+	_, err = f.Read(make([]byte, 1))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 // follow polls job id, showing its progress, until it ends. When ctx ends

@@ -8,6 +8,7 @@
 //	kernelrank eval learners [--suite zhuang] [--table ID]... [--reps N] [--json] [--dataset PATH]...
 //	kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--json]
 //	kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8]   HTTP load: req/s, p50, p99
+//	kernelrank version                                  module version, VCS revision, Go version
 //
 // Every flag can also be set by an environment variable: KERNELRANK_ and the
 // flag name in upper case with dashes as underscores (--admin-token is
@@ -35,7 +36,7 @@ Usage:
   kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
   kernelrank ingest --data DIR [--stop-on-error] CORPUS...
   kernelrank retrain --target social|search|all [--redis URL [--detach]] [--queue NAME]
-                     [--social PATH] [--learner L] [--queries N]
+                     [--social PATH] [--learner L] [--queries N] [--cache-dir DIR]
   kernelrank worker --redis URL [--concurrency N] [--queue NAME] [--social PATH]
   kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P]
   kernelrank eval learners [--suite zhuang] [--table ID]... [--method M]... [--seed N]
@@ -43,6 +44,7 @@ Usage:
   kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default]
                          [--max-users N] [--variant tags-faves] [--json]
   kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8] [--requests N]
+  kernelrank version
 
 Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
 by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return worker(ctx, args[1:], stderr, newHandler)
 	case "bench":
 		return bench(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		return version(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -23,13 +23,13 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	fs := flag.NewFlagSet("retrain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "what to retrain: social, search or all")
-	redisURL := fs.String("redis", "", "queue the job in Redis for `kernelrank worker` processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
+	redisURL := fs.String("redis", "", "queue the job in Redis for the \"kernelrank worker\" processes (redis://HOST:PORT/DB or redis+cluster://H1:P1,H2:P2); empty runs it here")
 	queue := fs.String("queue", jobs.DefaultQueue, "job queue name (with --redis)")
 	social := fs.String("social", "", "social data to learn from (social and all); empty: the worker's, or the demo network here")
 	learner := fs.String("learner", "", "kernel-combination learner; empty: the default")
-	root := fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "without --redis: where the models are published (models/), as `kernelrank serve --cache-dir`")
+	root := fs.String("cache-dir", filepath.Join(cacheDir(), "kernelrank"), "without --redis: where the models are published (models/); the --cache-dir of the servers that serve them")
 	queries := fs.Int("queries", 0, "how many of the most frequent queries to precompute (search and all); 0: the default")
-	detach := fs.Bool("detach", false, "print the job id and return without following it (with --redis)")
+	detach := fs.Bool("detach", false, "print the job id and return without following it (with --redis); the job waits for a worker if none runs yet")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,14 +60,21 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 			return svc, err
 		}}).get
 	}
-	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), log)
+	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
 	if err != nil {
 		return err
 	}
 	defer q.Close()
+	if *redisURL != "" && !*detach {
+		// Followed, a job no worker takes would wait at "0% queued" until
+		// interrupted.
+		if err := needWorker(ctx, *redisURL, *queue); err != nil {
+			return err
+		}
+	}
 	j, err := q.Enqueue(ctx, spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("retrain: %w", err)
 	}
 	if *detach {
 		fmt.Fprintln(stdout, j.ID)
@@ -81,5 +88,24 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		return fmt.Errorf("retrain: job %s %s: %s", j.ID, j.Status, j.Error)
 	}
 	fmt.Fprintln(stdout, j.Version)
+	return nil
+}
+
+// needWorker fails when no `kernelrank worker` takes the jobs of queue,
+// saying how to start one.
+func needWorker(ctx context.Context, redisURL, queue string) error {
+	ro, err := cache.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	n, err := jobs.Workers(ctx, ro, queue)
+	if err != nil {
+		return fmt.Errorf("retrain: looking for workers: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("retrain: no worker takes the jobs of queue %q on %s: start one with "+
+			"`kernelrank worker --redis %s --queue %s` (on any machine), or queue the job for a later worker with --detach",
+			queue, redisURL, redisURL, queue)
+	}
 	return nil
 }

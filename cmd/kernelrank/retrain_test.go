@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,6 +16,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/redistest"
+	"github.com/kernelrank/kernelrank/recommend"
 )
 
 // steps returns a handler factory whose work takes three named steps and
@@ -29,7 +33,7 @@ func steps(published *[]string, mu *sync.Mutex) func(jobDeps) jobs.Handler {
 				case <-time.After(250 * time.Millisecond):
 				}
 			}
-			if spec.Learner == "broken" {
+			if filepath.Base(spec.Social) == "broken" {
 				return "", errors.New("the learner diverged")
 			}
 			mu.Lock()
@@ -46,12 +50,13 @@ func TestRetrainHere(t *testing.T) {
 	var published []string
 	var mu sync.Mutex
 	var out, errOut bytes.Buffer
-	err := retrain(context.Background(), []string{"--target", "social", "--social", "/data/fb"}, &out, &errOut, steps(&published, &mu))
+	fb := t.TempDir()
+	err := retrain(context.Background(), []string{"--target", "social", "--social", fb}, &out, &errOut, steps(&published, &mu))
 	if err != nil {
 		t.Fatalf("retrain: %v\n%s", err, errOut.String())
 	}
 	version := strings.TrimSpace(out.String())
-	if !versionLine.MatchString(out.String()) || len(published) != 1 || published[0] != version+"@/data/fb" {
+	if !versionLine.MatchString(out.String()) || len(published) != 1 || published[0] != version+"@"+fb {
 		t.Errorf("printed %q, published %v; want the version published", out.String(), published)
 	}
 	// stderr is not a terminal: a plain line per stage.
@@ -62,7 +67,11 @@ func TestRetrainHere(t *testing.T) {
 	}
 
 	errOut.Reset()
-	err = retrain(context.Background(), []string{"--target", "social", "--learner", "broken"}, &out, &errOut, steps(&published, &mu))
+	broken := filepath.Join(t.TempDir(), "broken")
+	if err := os.Mkdir(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = retrain(context.Background(), []string{"--target", "social", "--social", broken}, &out, &errOut, steps(&published, &mu))
 	if err == nil || !strings.Contains(err.Error(), "failed: the learner diverged") {
 		t.Errorf("a failing job: %v", err)
 	}
@@ -99,6 +108,9 @@ func TestRetrainAndWorkerFlagErrors(t *testing.T) {
 		{"retrain", []string{"--target", "social", "--detach"}, "--detach needs --redis"},
 		{"retrain", []string{"--target", "social", "--redis", "http://x"}, "use redis://"},
 		{"retrain", []string{"--target", "social", "extra"}, "unexpected arguments"},
+		{"retrain", []string{"--target", "social", "--learner", "nope"}, `retrain: bad job spec: unknown learner "nope": the recommenders can use `},
+		{"retrain", []string{"--target", "social", "--learner", "simplenpkl"}, `unknown learner "simplenpkl"`},
+		{"retrain", []string{"--target", "social", "--social", "/no/such/dir"}, "retrain: bad job spec: social data /no/such/dir: no such file or directory"},
 		{"worker", nil, "--redis is required"},
 		{"worker", []string{"--redis", "redis://127.0.0.1:1/0", "--log-level", "loud"}, "log level"},
 		{"worker", []string{"--redis", "redis://127.0.0.1:1/0"}, "127.0.0.1:1"},
@@ -137,6 +149,35 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	}()
 
 	var out, errOut bytes.Buffer
+	ro, _ := cache.ParseRedisURL(srv.URL)
+	// No worker takes queue q2: said at once, with the command that starts
+	// one, and nothing is queued; detached, the job waits for one.
+	err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2"}, &out, &errOut, steps(&published, &mu))
+	if want := `no worker takes the jobs of queue "q2" on ` + srv.URL + ": start one with `kernelrank worker --redis " + srv.URL + " --queue q2`"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("retrain with no worker: %v, want %q", err, want)
+	}
+	q2, err := jobs.NewAsynq(context.Background(), ro, jobs.Options{Queue: "q2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close()
+	if list, err := q2.List(context.Background(), 10); err != nil || len(list) != 0 {
+		t.Errorf("jobs of q2 after a refusal: %v %v", list, err)
+	}
+	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
+		t.Errorf("retrain --detach with no worker: %v", err)
+	}
+	if list, _ := q2.List(context.Background(), 10); len(list) != 1 || list[0].Status != jobs.Queued {
+		t.Errorf("jobs of q2 after --detach: %v, want one queued", list)
+	}
+	waitFor := time.Now().Add(30 * time.Second)
+	for n, _ := jobs.Workers(context.Background(), ro, "q1"); n != 1; n, _ = jobs.Workers(context.Background(), ro, "q1") {
+		if time.Now().After(waitFor) {
+			t.Fatalf("%d workers on q1, want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out.Reset()
 	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatalf("retrain --redis: %v\n%s", err, errOut.String())
 	}
@@ -150,12 +191,17 @@ func TestRetrainThroughAWorker(t *testing.T) {
 		t.Errorf("progress:\n%s", errOut.String())
 	}
 
+	// Checked at submission through Redis too.
+	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1", "--social", "/no/such/dir"},
+		&out, &errOut, steps(&published, &mu)); err == nil || !strings.Contains(err.Error(), "social data /no/such/dir: no such file") {
+		t.Errorf("retrain --redis of unreadable social data: %v", err)
+	}
+
 	out.Reset()
 	if err := retrain(context.Background(), []string{"--target", "search", "--redis", srv.URL, "--queue", "q1", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(out.String())
-	ro, _ := cache.ParseRedisURL(srv.URL)
 	q, err := jobs.NewAsynq(context.Background(), ro, jobs.Options{Queue: "q1"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +220,58 @@ func TestRetrainThroughAWorker(t *testing.T) {
 			t.Fatalf("detached job: %+v", j)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A job the deployment cannot run is refused when it is submitted, and
+// nothing is queued: a target it does not run, a learner the recommenders
+// cannot use, social data that cannot be read.
+func TestJobsCheckedAtSubmission(t *testing.T) {
+	ctx := context.Background()
+	var published []string
+	var mu sync.Mutex
+	log := slog.New(slog.DiscardHandler)
+	q, err := openQueue(ctx, "", "", steps(&published, &mu)(jobDeps{}), []string{jobs.TargetSearch}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	locked := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(locked, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[jobs.Spec]string{
+		{Target: jobs.TargetSocial}:                         `target "social" cannot run here: this deployment runs search jobs only`,
+		{Target: jobs.TargetAll}:                            `target "all" cannot run here`,
+		{Target: jobs.TargetSearch, Learner: "alignf-typo"}: `unknown learner "alignf-typo": the recommenders can use `,
+	}
+	q2, err := openQueue(ctx, "", "", steps(&published, &mu)(jobDeps{}), []string{jobs.TargetSocial}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close()
+	for spec, want := range cases {
+		if _, err := q.Enqueue(ctx, spec); !errors.Is(err, jobs.ErrSpec) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want ErrSpec saying %q", spec, err, want)
+		}
+	}
+	paths := map[string]string{"/no/such/dir": "no such file or directory"}
+	if os.Geteuid() != 0 { // root reads a mode-000 directory
+		paths[locked] = "permission denied"
+	}
+	for path, want := range paths {
+		if _, err := q2.Enqueue(ctx, jobs.Spec{Target: jobs.TargetSocial, Social: path}); !errors.Is(err, jobs.ErrSpec) ||
+			!strings.Contains(err.Error(), "social data "+path+": "+want) {
+			t.Errorf("social %s: %v, want ErrSpec saying %q", path, err, want)
+		}
+	}
+	if list, _ := q.List(ctx, 10); len(list) != 0 {
+		t.Errorf("refused jobs were queued: %v", list)
+	}
+	// What the deployment runs is queued.
+	for _, spec := range []jobs.Spec{{Target: jobs.TargetSocial, Social: t.TempDir(), Learner: recommend.DefaultLearner}, {Target: jobs.TargetSocial}} {
+		if _, err := q2.Enqueue(ctx, spec); err != nil {
+			t.Errorf("%+v: %v", spec, err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -35,6 +36,11 @@ type serveFlags struct {
 	fallbackRank, rateBurst   *int
 	expensiveWait             *time.Duration
 	rateLimit                 *float64
+	readHeaderTimeout         *time.Duration
+	readTimeout, idleTimeout  *time.Duration
+	shutdownTimeout           *time.Duration
+	trustedProxies            *string
+	corsOrigins               *string
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -56,8 +62,8 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		learnerTimeout: fs.Duration("learner-timeout", 10*time.Second,
 			"deadline of every learner fit (within --request-timeout); a search whose learner runs out answers 503"),
 		// All cores but one: the cheap requests keep a core however many
-		// expensive ones arrive (measured: raw and poly p99 62 ms with both
-		// cores given to full-rank npk, 19 ms with one).
+		// expensive ones arrive, or they wait for the scheduler behind them
+		// (docs/evaluation.md, "Cheap searches under expensive load").
 		maxExpensive: fs.Int("max-expensive", max(1, runtime.GOMAXPROCS(0)-1),
 			"expensive re-rankings (a learned kernel of a large window, by the cost model) computed at once (default: all cores but one); cached and cheap ones never wait"),
 		expensiveWait: fs.Duration("expensive-wait", 2*time.Second,
@@ -67,7 +73,44 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		fallbackRank: fs.Int("fallback-rank", search.DefaultFallbackRank, "rank of the low-rank form used above --max-full-rank-window"),
 		rateLimit:    fs.Float64("rate-limit", 50, "requests a second per client IP address on /v1 (token bucket; 0: no limit); over it: 429 with Retry-After"),
 		rateBurst:    fs.Int("rate-burst", 200, "bucket size of --rate-limit: requests a client may send at once (a search page loads its thumbnails together)"),
+		readHeaderTimeout: fs.Duration("read-header-timeout", 10*time.Second,
+			"how long a client may take to send a request's line and headers"),
+		readTimeout: fs.Duration("read-timeout", time.Minute,
+			"how long a client may take to send a whole request, body included; a body unfinished by then gets 408 and the connection is closed"),
+		idleTimeout: fs.Duration("idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request"),
+		shutdownTimeout: fs.Duration("shutdown-timeout", 10*time.Second,
+			"on SIGINT or SIGTERM, how long requests in flight may finish before every connection is closed"),
+		trustedProxies: fs.String("trusted-proxies", "",
+			"comma-separated CIDR prefixes or addresses of load balancers whose X-Forwarded-For names the client (for --rate-limit and the logs); empty: the peer address is the client"),
+		corsOrigins: fs.String("cors-origins", "",
+			"comma-separated origins (https://app.example.com, or * for any) whose browser pages may call the API; empty: none"),
 	}
+}
+
+// httpConfig is what the HTTP flags give: the timeouts, and the trusted
+// proxies and CORS origins of the server's configuration.
+func (f serveFlags) httpConfig() (server.Timeouts, server.Config, error) {
+	t := server.Timeouts{Request: *f.timeout, ReadHeader: *f.readHeaderTimeout, Read: *f.readTimeout, Idle: *f.idleTimeout, Shutdown: *f.shutdownTimeout}
+	for name, d := range map[string]time.Duration{"request-timeout": t.Request, "read-header-timeout": t.ReadHeader,
+		"read-timeout": t.Read, "idle-timeout": t.Idle, "shutdown-timeout": t.Shutdown} {
+		if d <= 0 {
+			return t, server.Config{}, fmt.Errorf("serve: --%s must be positive, got %v", name, d)
+		}
+	}
+	proxies, err := admission.ParseNetworks(*f.trustedProxies)
+	if err != nil {
+		return t, server.Config{}, fmt.Errorf("serve: --trusted-proxies: %w", err)
+	}
+	cfg := server.Config{TrustedProxies: proxies}
+	for o := range strings.SplitSeq(*f.corsOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return t, server.Config{}, fmt.Errorf("serve: --cors-origins: %w", err)
+	}
+	return t, cfg, nil
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
@@ -82,18 +125,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	timeouts, web, err := f.httpConfig()
+	if err != nil {
+		return err
+	}
 	// Bind first: a busy port fails now, not after the index is built, and
 	// probes get 503s with the progress, not "connection refused".
 	ln, err := net.Listen("tcp", *f.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w (is another server running there? choose another with --addr)", *f.addr, err)
 	}
-	boot := server.NewBoot(*f.timeout, log)
+	boot := server.NewBoot(timeouts, log)
 	ctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- boot.Serve(ctx, ln) }()
 	log.Info("listening", "addr", ln.Addr().String())
-	srv, closeAll, err := start(ctx, f, boot, log)
+	srv, closeAll, err := start(ctx, f, web, boot, log)
 	if err != nil {
 		cancel()
 		<-errc
@@ -107,8 +154,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // start opens what the server serves, reporting its progress to boot, and
-// returns the server with the function that closes it all.
-func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
+// returns the server (with the proxies and origins of web) and the function
+// that closes it all.
+func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Boot, log *slog.Logger) (_ *server.Server, closeAll func(), err error) {
 	var closers []func()
 	closeEach := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -174,7 +222,11 @@ func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logge
 	}
 	// Without --redis jobs run here, one at a time; with it, in the
 	// `kernelrank worker` processes that share the queue.
-	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), log)
+	targets := []string{jobs.TargetSearch}
+	if svc != nil {
+		targets = append(targets, jobs.TargetSocial)
+	}
+	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), targets, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,6 +244,8 @@ func start(ctx context.Context, f serveFlags, boot *server.Boot, log *slog.Logge
 		Search:         engine,
 		Registry:       reg,
 		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
+		TrustedProxies: web.TrustedProxies,
+		CORSOrigins:    web.CORSOrigins,
 	}, log), closeEach, nil
 }
 

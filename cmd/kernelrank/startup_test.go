@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +39,7 @@ func tinyIndex(t *testing.T) string {
 }
 
 // A busy port is reported before any work and before "listening"; a free
-// one is bound, then the server serves (issue 10, finding 10).
+// one is bound, then the server serves.
 func TestServeBindsFirst(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +77,7 @@ func TestServeBindsFirst(t *testing.T) {
 	}
 }
 
-// A second process on a held index is told which lock and why (finding 10).
+// A second process on a held index is told which lock and why.
 func TestHeldIndexNamesTheLock(t *testing.T) {
 	data := tinyIndex(t)
 	held, err := index.Open(data)
@@ -84,14 +86,18 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 	}
 	defer held.Close()
 	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	want := filepath.Join(data, "store", "root.bolt") + " is held by another process, most likely another kernelrank serve"
-	if err == nil || !strings.Contains(err.Error(), want) {
+	want := "another kernelrank process holds " + data + " (the lock of " + filepath.Join(data, "store", "root.bolt")
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "use another --cache-dir") {
 		t.Fatalf("error %v, want it to say %q", err, want)
+	}
+	// kernelrank ingest into a served index is told the same.
+	if err := run(context.Background(), []string{"ingest", "--data", data, data}, io.Discard, io.Discard); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("ingest into a held index: %v, want it to say %q", err, want)
 	}
 }
 
 // serve --help shows --data's argument as a string, not as `kernelrank
-// ingest`, and the admission flags (finding 10).
+// ingest`, and the admission flags.
 func TestServeHelp(t *testing.T) {
 	var errOut bytes.Buffer
 	_ = run(context.Background(), []string{"serve", "--help"}, io.Discard, &errOut)
@@ -103,8 +109,8 @@ func TestServeHelp(t *testing.T) {
 	}
 }
 
-// A corpus directory's progress has its total (finding 10: total=-1 when
-// the demo was ingested as a file).
+// A corpus directory's progress has its total (it was -1 when the demo was
+// ingested as a file).
 func TestIngestDirProgressHasTotal(t *testing.T) {
 	dir := t.TempDir()
 	corpus := `{"id":"a","tags":["cat"],"features":[1,2]}` + "\n" + `{"id":"b","tags":["dog"],"features":[2,1]}` + "\n"
@@ -119,5 +125,85 @@ func TestIngestDirProgressHasTotal(t *testing.T) {
 	}
 	if len(totals) == 0 || slices.ContainsFunc(totals, func(n int) bool { return n != 2 }) {
 		t.Fatalf("progress totals %v, want 2", totals)
+	}
+}
+
+// Every flag's -h shows its value as its type or as a deliberate
+// placeholder in capitals: a back-quoted word in a usage string becomes the
+// value's name ("-cache-dir kernelrank serve --cache-dir"), which must not
+// happen by accident.
+func TestFlagHelpNamesValues(t *testing.T) {
+	line := regexp.MustCompile(`^  -([a-z0-9-]+)(?: (.+))?$`)
+	named := regexp.MustCompile(`^(string|int|int64|uint|float|duration|[A-Z]+)$`)
+	for _, cmd := range [][]string{{"serve"}, {"ingest"}, {"retrain"}, {"worker"}, {"eval", "images"}, {"eval", "learners"},
+		{"eval", "social"}, {"bench", "http"}} {
+		var errOut bytes.Buffer
+		_ = run(context.Background(), append(cmd, "-h"), io.Discard, &errOut)
+		flags := 0
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			m := line.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			flags++
+			if m[2] != "" && !named.MatchString(m[2]) {
+				t.Errorf("%s -h: -%s shows its value as %q", strings.Join(cmd, " "), m[1], m[2])
+			}
+		}
+		if flags == 0 {
+			t.Errorf("%s -h lists no flags:\n%s", strings.Join(cmd, " "), errOut.String())
+		}
+	}
+}
+
+// serve's HTTP flags reach the server: --read-timeout (a stalled body gets
+// 408), --cors-origins, and --trusted-proxies (loopback is the proxy here,
+// so each X-Forwarded-For client has its own bucket of --rate-limit).
+func TestServeHTTPFlags(t *testing.T) {
+	base, stop, err := startServer(context.Background(), []string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
+		"--admin-token", "tok", "--read-timeout", "300ms", "--cors-origins", "https://app.example", "--trusted-proxies", "127.0.0.1",
+		"--rate-limit", "0.001", "--rate-burst", "1", "--log-level", "error"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	if err := waitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	get := func(client string) *http.Response {
+		req, _ := http.NewRequest("GET", base+"/v1/learners", nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i, c := range []struct {
+		client string
+		want   int
+	}{{"203.0.113.1", 200}, {"203.0.113.2", 200}, {"203.0.113.1", 429}} {
+		resp := get(c.client)
+		if resp.StatusCode != c.want || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Errorf("request %d from %s: %d, CORS %q; want %d and the origin allowed", i, c.client, resp.StatusCode,
+				resp.Header.Get("Access-Control-Allow-Origin"), c.want)
+		}
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "POST /v1/images HTTP/1.1\r\nHost: kr\r\nAuthorization: Bearer tok\r\nX-Forwarded-For: 203.0.113.3\r\nContent-Length: 100\r\n\r\n[")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a stalled body: %v %v, want 408", resp, err)
 	}
 }

@@ -2,12 +2,17 @@
 // others: a Gate bounds how many expensive computations run at once (the
 // rest wait briefly, then are refused), and a Limiter rate-limits each
 // client with a token bucket. Both count what they admit and refuse.
+// ParseNetworks reads the trusted proxies whose X-Forwarded-For names the
+// client a Limiter sees.
 package admission
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,4 +151,26 @@ func (l *Limiter) Allow(client string) (ok bool, retryAfter time.Duration) {
 	}
 	l.m.count("rate", "admitted")
 	return true, 0
+}
+
+// ParseNetworks parses a comma-separated list of CIDR prefixes or single
+// addresses ("10.0.0.0/8,192.0.2.7"), as --trusted-proxies takes them.
+func ParseNetworks(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for f := range strings.SplitSeq(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if addr, err := netip.ParseAddr(f); err == nil {
+			out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix such as 10.0.0.0/8", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -39,8 +39,8 @@ type ImagesConfig struct {
 	NoisyJSONL bool
 	// Subset, when positive, keeps a seeded sample of that many images;
 	// MaxTags, when positive, keeps a seeded choice of at most that many
-	// tags an image. Both build harder corpora from one (issue 9: few
-	// tags an image, small windows).
+	// tags an image. Both build harder corpora from one (few tags an
+	// image, small windows).
 	Subset, MaxTags int
 	Window          int  // candidates per query (200)
 	MinImages       int  // a label is a query when it has at least this many true images (40)
@@ -656,7 +656,7 @@ func loadJSONL(path string) ([]item, []string, error) {
 }
 
 // PrintImages writes the report as the paper's table: Top-N accuracy in %,
-// test half, with the reference points of the issue for comparison.
+// test half, with the reference points of the protocol for comparison.
 func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 	fmt.Fprintf(w, "Image re-ranking, Top-N accuracy (%%), test half: %d images, %d validation / %d test queries, window %d (%.1f candidates a query on average), seed %d, tags: %s\n\n",
 		rep.Images, rep.Validation, rep.Tests, cfg.Window, rep.MeanWindow, cfg.Seed, rep.Tags)

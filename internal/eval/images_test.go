@@ -26,7 +26,7 @@ func p10(rows []Row, method string) (best float64) {
 
 // TestImagesCorelQuick runs the protocol on Corel5k with one configuration
 // per method: every re-ranker that uses visual features must beat the text
-// order, as the issue requires and the full run shows.
+// order, as the full run shows (docs/evaluation.md).
 func TestImagesCorelQuick(t *testing.T) {
 	if _, ok := dataset.DataDir(); !ok {
 		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): skipping the Corel5k evaluation")

@@ -91,7 +91,7 @@ type scorer struct {
 	order func(u int) ([]int, error)
 }
 
-// Social runs the protocol of the social issue: hide 10% of the friendships
+// Social runs the social recommendation protocol: hide 10% of the friendships
 // (each end keeping at least 2 visible friends) and rank every other
 // non-friend for each user with a hidden friend; hide 20% of the memberships
 // and rank the groups each user is not visibly in. Ties are broken by a

@@ -210,6 +210,28 @@ func (a *Asynq) Cancel(ctx context.Context, id string) (Job, error) {
 	}
 }
 
+// Workers returns how many Worker processes take the jobs of queue now, by
+// asynq's heartbeats (a worker killed without its shutdown still counts for
+// up to about half a minute).
+func Workers(ctx context.Context, ro *redis.UniversalOptions, queue string) (int, error) {
+	rc, err := connect(ctx, ro)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	servers, err := asynq.NewInspectorFromRedisClient(rc).Servers()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range servers {
+		if _, ok := s.Queues[queue]; ok && s.Status == "active" {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Close closes the connection (the asynq client and inspector share it).
 func (a *Asynq) Close() error { return a.rc.Close() }
 

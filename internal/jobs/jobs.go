@@ -156,6 +156,27 @@ type Queue interface {
 	Close() error
 }
 
+// Checked returns q with Enqueue also running check after Validate: what
+// only the deployment knows (its learners, the files it reads, the targets
+// it runs) is refused at submission, with an error wrapping ErrSpec, rather
+// than queued as a job that fails on every attempt.
+func Checked(q Queue, check func(Spec) error) Queue { return checked{q, check} }
+
+type checked struct {
+	Queue
+	check func(Spec) error
+}
+
+func (c checked) Enqueue(ctx context.Context, spec Spec) (Job, error) {
+	if err := spec.Validate(); err != nil {
+		return Job{}, err
+	}
+	if err := c.check(spec); err != nil {
+		return Job{}, fmt.Errorf("%w: %w", ErrSpec, err)
+	}
+	return c.Queue.Enqueue(ctx, spec)
+}
+
 // cancelWait is how long Cancel waits for a running job to stop before it
 // returns the job still running (its handler is slow to notice).
 const cancelWait = 10 * time.Second

@@ -54,56 +54,19 @@
 //
 // DEVIATION (the defaults: PairTensor, C = 1e-5, and NegHard negatives,
 // see Training pairs; callers pass Base). The thesis' choices, still
-// selectable, rank badly. Held-out friendships, kernelrank eval social
-// --seed 1 (10% hidden, every non-friend ranked; P@1, P@10, MAP):
-//
-//	                                      ego-Facebook       BlogCatalog
-//	Adamic-Adar (baseline)                .557 .256 .473     .172 .084 .090
-//	cosine-normalised kernels (social.ModeCosine):
-//	alignf kernel K_u alone               .482 .252 .427     .047 .026 .018
-//	former default (D^2, b, C = 1e-3,
-//	  conservative negatives)             .220 .143 .193     .099 .050 .060
-//	default (tensor, b, Base, C = 1e-5,
-//	  hard negatives)                     .494 .253 .436     .150 .076 .084
-//	trace-scaled kernels (social.ModeDefault):
-//	alignf kernel K_u alone               .541 .253 .461     .160 .080 .083
-//	default                               .572 .266 .491     .175 .089 .102
-//
-// (BlogCatalog's former default, and the ablations, were measured on the
-// protocol's split with another tie-break: Adamic-Adar .170 .084 .089.)
-// Ablations (ego-Facebook, then BlogCatalog): the former
-// model with hard negatives alone .135 .098 .119 (the negatives matter only
-// once the model can rank); with the kernel term or Base, whatever the
-// negatives, the model is K_u itself (about .48 .25 .43: the IVM stops
-// after 1 to 4 imports); tensor + Base + conservative negatives .473 .241
-// .415 / .129 .068 .063; squared + Base + hard negatives .489 .249 .430 /
-// .103 .053 .066; hard negatives mixed with conservative or random ones
-// rank lower than hard ones alone; 40 imports with C = 1e-3 instead of
-// 1e-5, .489 .252 .432 against .494 .255 .439; Tol 3e-4 (58 imports, 57 s)
-// .491 .254 .440.
-//
-// Groups (s(g, u) summed over the visible members j; P@1, P@10, MAP): a
-// sum of the scores f adds b once a member, so with b < 0 it ranks the
-// smallest groups first: on BlogCatalog the default so scores .011 .010
-// .064 (the former default, with b > 0 there, .133 .064 .268 on another
-// seeded split). Summed strengths sigmoid(f), fitted on about as many
-// negatives as positives, give every member a sizeable share and rank the
-// big groups first (.575 .089 .632 on ego-Facebook, cosine kernels, below
-// friend-vote's .734 .100 .789). recommend's mklr group scorer sums the
-// strengths corrected to the population's friendship rate, counting known
-// friends as 1: the expected number of friends in the group.
-//
-// Why it stays under Adamic-Adar on cosine-normalised kernels: raw
-// AA(i, j) = normalised AA(i, j) sqrt(AA(i, i) AA(j, j)), so ranking the
-// users j by the normalised kernel divides by j's (weighted) degree, which
-// Adamic-Adar rewards, and no term additive in f can multiply it back
-// (adding a popularity term alpha (K_u 1)_j, tried, lifts the far users
-// too and ranks worse). The same common-neighbour counts give MAP .473 raw
-// and .427 normalised on ego-Facebook, .090 and .017 on BlogCatalog. With
-// the degrees kept (social.ModeDefault scales each kernel by a constant),
-// the model beats Adamic-Adar on both sets (above; ego-Facebook seeds 2
-// and 3: .593 .269 .497 vs .574 .258 .476, .572 .262 .482 vs .563 .254
-// .467).
+// selectable, rank badly on held-out friendships (`kernelrank eval
+// social`): the former default, D^2 with conservative negatives, ranks
+// far below Adamic-Adar, and the negatives matter only once the model can
+// rank, and that model with the kernel term or Base added is K_u itself
+// (the import vector machine stops after a few imports). A sum of the scores f over a group's members adds b once a
+// member, so with b < 0 it ranks the smallest groups first; recommend's
+// mklr group scorer sums the strengths corrected to the population's
+// friendship rate instead: the expected number of friends in the group.
+// On cosine-normalised kernels the model stays under Adamic-Adar, because
+// ranking the users j by a normalised kernel divides by j's degree, which
+// Adamic-Adar rewards, and no term additive in f can multiply it back;
+// with the degrees kept (social.ModeDefault) it beats Adamic-Adar. The
+// tables and ablations are in docs/evaluation.md ("mklr's defaults").
 //
 // # Import vector machine (Zhu & Hastie, NIPS 2001; JCGS 2005)
 //
@@ -172,27 +135,12 @@
 // O(|S|) plus an entry of each term's kernel; ScoreAll(i, .) one
 // matrix-vector product plus a row of each.
 //
-// # Measured
+// # Cost
 //
-// BenchmarkTrain, BenchmarkScoreAll (2 cores shared with other jobs; the
-// whole friend task on all friendships: default-mode kernels without the
-// regularised Laplacian, alignf, hard negatives, Train with the defaults
-// and Base):
-//
-//	                         ego-Facebook        BlogCatalog
-//	users, training pairs    4,039, 167,222      10,312, 539,874
-//	kernels + alignment      0.6 s               1.6 s
-//	negatives                0.2 s               0.8 s
-//	Train (defaults)         23 s, 32 imports    38 s, 40 imports
-//	whole, wall              24 s                40 s
-//	peak RSS (test binary)   302 MB              991 MB
-//	ScoreAll, median (mean)  107 µs (343 µs)     373 µs (453 µs)
-//	  former default         24 µs               -
-//
-// ScoreAll allocates twice (the row of the base kernels' sum, the import
-// weights). The ego-Facebook training got 43% of the CPU (10 s of CPU).
-// The social evaluation (two tasks, each training alignf+mklr and
-// uniform+mklr) peaks at 332 MB on ego-Facebook and 1.5 GB on BlogCatalog.
+// BenchmarkTrain and BenchmarkScoreAll measure the whole friend task and
+// the serving of one user (docs/evaluation.md, "mklr's defaults"):
+// training is dominated by Train's rounds, and ScoreAll allocates twice
+// (the row of the base kernels' sum, the import weights).
 //
 // # Registered
 //

@@ -152,9 +152,7 @@ func margins(k npkl.Factor, pairs []learners.Pair, t []float64) []float64 {
 // has no G-form, the bound B itself and G = 0. The penalty rather than the
 // bound because a bound that the loss's optimum does not spend leaves
 // Protocol 1 without a positive eigenvalue to follow near the optimum:
-// there it stops at its cap short of the gap (measured at the automatic B,
-// e.g. a 30-point Gaussian set, square hinge loss, 1e-3 after 50
-// iterations), while the G-form's kernel A_+^(1/(p-1)) / G^(1/(p-1)) is
+// there it stops at its cap short of the gap, while the G-form's kernel A_+^(1/(p-1)) / G^(1/(p-1)) is
 // unique for every multiplier.
 func AutoCapacity(margins []float64, h1, p float64) (b, g float64) {
 	b = AutoB(margins, p)

@@ -119,35 +119,23 @@
 //     one evaluation at B = 1 gives it. The G-form rather than the
 //     equivalent bound B: with a bound that the loss's own optimum does
 //     not spend (s < 1, above), Protocol 1 has no positive eigenvalue to
-//     follow and stops at max_iter short of the gap (the same calibration
-//     as a bound, 2 draws on 7 UCI sets: 7 of 14 square-loss fits and 5 of
-//     14 square-hinge fits); the penalty's kernel is unique for every
-//     alpha, and every one of those fits converged, in 6-21 iterations
-//     (the hinge loss the slowest; no fit of Table 3.2, 20 draws, stops at
-//     its cap). The capacity is calibrated at the automatic C even when C
+//     follow and stops at max_iter short of the gap (half the square-loss
+//     fits on UCI sets, calibrated as a bound); the penalty's kernel is
+//     unique for every alpha, and those fits converge. The capacity is calibrated at the automatic C even when C
 //     is given, so that it depends on the data and the pairs only.
 //
-// The constants were chosen by validation on held-out pairs, never on
-// labels of the points clustered: five UCI sets outside Table 3.2
-// (breast-cancer-wisconsin, ionosphere, pima and mfeat-zernike and
-// -morphological, 300 points each), the Table 3.2 pair sampling, 30% of
-// the pairs held out, kernel k-means, the fraction of held-out pairs it
-// gets right; mean over the sets and 3 draws. Linear / hinge / square
-// hinge / square loss: former defaults (B = 1, C = 0.3, raw graph) 78.3 /
-// 78.3 / 77.8 / 77.8; automatic C and capacity on the raw graph 78.1 /
-// 80.4 / 80.7 / 80.9; on the standardised graph (the defaults) 79.9 / 82.9
-// / 83.7 / 83.6. AutoCScale 0.5 and 2 give 79.2 / 82.0 / 82.1 / 82.3 and
-// 67.7 / 78.6 / 79.8 / 79.8; AutoMetFraction 0.25, 0.5 and 0.9 give
-// hinge 79.8, 83.3, 82.8 and square hinge 82.7, 83.1, 83.4.
+// The constants were chosen by validation on held-out pairs of UCI sets
+// outside Table 3.2, never on labels of the points clustered: the
+// standardised graph and the automatic C and capacity each beat the
+// former defaults for every loss, and AutoCScale and AutoMetFraction sit
+// at the best of the values tried (docs/evaluation.md, "SimpleNPKL's
+// defaults").
 //
 // The square hinge and the square loss still give one kernel whenever no
-// pair is over-met at the optimum (alpha >= 0 never binds), which is the
-// measured case for sparse random pairs: at the defaults on iris, wine,
-// sonar, ionosphere, breast-cancer and pima no pair is; on mfeat-zernike
-// (10 classes, 900 pairs) 6-7 are (kernels 3% apart), and on denser side
-// information the two part (TestLossesAtDefaults). The same capacity as a
-// fixed bound over-meets pairs (iris: 16-27 of about 110), but there the
-// square loss stalls on 5 of the 7 sets (above).
+// pair is over-met at the optimum (alpha >= 0 never binds), as for sparse
+// random pairs; denser side information parts them
+// (TestLossesAtDefaults). The same capacity as a fixed bound over-meets
+// pairs, but there the square loss stalls (above).
 //
 // Stats: Iterations of Protocol 1 (0 for the linear loss), Objective the
 // primal value (3.4) of the returned kernel, Gap the relative duality gap

@@ -105,9 +105,9 @@ type Scored struct {
 }
 
 // SelectMargin is how many standard errors a candidate's mean gain over the
-// built-in default must exceed for SelectDefault to choose it. Without a
-// margin, 45 validation queries of Corel5k (seed 2) chose poly for 0.6
-// points, and it lost 3.8 on the test queries.
+// built-in default must exceed for SelectDefault to choose it: a few dozen
+// validation queries let noise pick a candidate that loses on the test
+// queries (docs/evaluation.md).
 const SelectMargin = 2
 
 // SelectDefault makes the engine's default re-ranker, with its parameters,

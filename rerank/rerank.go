@@ -205,9 +205,9 @@ func (p *Plan) Learner() string {
 	return p.r.Spec.Name
 }
 
-// Reranks reports whether the plan computes a kernel at all (false for raw,
+// reranks reports whether the plan computes a kernel at all (false for raw,
 // which keeps the text order).
-func (p *Plan) Reranks() bool { return p.r.Spec.Kind != learners.KindOrder }
+func (p *Plan) reranks() bool { return p.r.Spec.Kind != learners.KindOrder }
 
 // Split returns the candidates the kernel is over, and the rest: those
 // without visual features, for a visual kernel, which keep their text
@@ -229,7 +229,7 @@ func (p *Plan) Split(cands []Candidate) (ranked, rest []Candidate) {
 // Votes reports whether Rank needs a kernel of ranked: a re-ranking plan
 // and at least three candidates (with two, VisualRank gives both the same
 // score whatever the kernel).
-func (p *Plan) Votes(ranked []Candidate) bool { return p.Reranks() && len(ranked) >= minRerank }
+func (p *Plan) Votes(ranked []Candidate) bool { return p.reranks() && len(ranked) >= minRerank }
 
 // Rank orders ranked by VisualRank over kernel k with the plan's prior,
 // affinity and damping, lists each result's top voters, and appends rest
@@ -239,7 +239,7 @@ func (p *Plan) Rank(k *mat.SymDense, ranked, rest []Candidate) ([]Result, int) {
 	results := make([]Result, 0, len(ranked)+len(rest))
 	iter := 0
 	switch {
-	case !p.Reranks():
+	case !p.reranks():
 		for _, c := range ranked {
 			results = append(results, Result{ID: c.ID, TextScore: c.TextScore})
 		}

@@ -209,7 +209,7 @@ func Params() []learners.Param {
 		learners.Enum("graph_input", "standardized", []string{"standardized", "features", "kernel"},
 			"distances of the kNN graph: standardized = Euclidean on the features with every column z-scored (needs Input.Features); "+
 				"features = Euclidean on the raw features (the thesis' reading); kernel = K_ii + K_jj - 2 K_ij of Kernels[0]"),
-		learners.Int("rank", 0, 0, 1<<20, "0: full kernel; r > 0: low-rank K = V E V^T over the r smoothest Laplacian eigenvectors (A6; clamped to n)"),
+		learners.Int(learners.RankParam, 0, 0, 1<<20, "0: full kernel; r > 0: low-rank K = V E V^T over the r smoothest Laplacian eigenvectors (A6; clamped to n)"),
 		learners.Int("max_rank", 0, 0, 1<<20, "keep at most this many eigenpairs of A (Prop. 3.27 rank estimate); 0 keeps every positive one (exact)"),
 		learners.Enum("eigensolver", "auto", []string{"auto", "dense", "lanczos"},
 			fmt.Sprintf("auto: dense partial eigensolver up to %d points, Lanczos (dense fallback) above", npkl.AutoDenseMax)),
@@ -235,7 +235,7 @@ func ConfigFrom(v learners.Values) Config {
 		K:            v.Int("k"),
 		Mutual:       v.String("graph") == "mutual",
 		GraphInput:   v.String("graph_input"),
-		Rank:         v.Int("rank"),
+		Rank:         v.Int(learners.RankParam),
 		MaxRank:      v.Int("max_rank"),
 		Solver:       npkl.ParseEigensolver(v.String("eigensolver")),
 		Select:       v.String("select"),

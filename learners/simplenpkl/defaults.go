@@ -96,6 +96,8 @@ type signedGraph struct {
 	t     []float64
 }
 
+var _ kernelmath.Operator = (*signedGraph)(nil)
+
 func (g *signedGraph) Dim() int { return g.m }
 
 func (g *signedGraph) Apply(dst, x []float64) {

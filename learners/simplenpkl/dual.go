@@ -1,6 +1,10 @@
 package simplenpkl
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernelrank/kernelrank/learners/kit/npkl"
+)
 
 // Loss is the loss on the alignment T_ij K_ij of a constrained pair.
 type Loss string
@@ -32,6 +36,8 @@ type pairDual struct {
 	c    float64
 	loss Loss
 }
+
+var _ npkl.Dual = (*pairDual)(nil)
 
 func (d *pairDual) Len() int { return len(d.t) }
 

@@ -188,6 +188,8 @@ func (d *tripletDual) pair(i, j int) int {
 	return i*d.n - i*(i+1)/2 + j - i - 1
 }
 
+var _ npkl.Dual = (*tripletDual)(nil)
+
 func (d *tripletDual) Len() int { return len(d.work) }
 
 // Weights: A = W - sum alpha_t (T_ik - T_ij).

@@ -76,6 +76,8 @@ type DistanceDual struct {
 	C float64
 }
 
+var _ Dual = (*DistanceDual)(nil)
+
 // Len implements Dual.
 func (d *DistanceDual) Len() int { return len(d.D) }
 

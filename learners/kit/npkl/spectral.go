@@ -230,6 +230,8 @@ func newSpectral(pr *Problem) (*spectral, error) {
 	return s, nil
 }
 
+var _ kernelmath.Operator = (*spectral)(nil)
+
 // Dim and Apply make the current A(w) an operator (full rank only).
 func (s *spectral) Dim() int { return s.n }
 

@@ -30,6 +30,8 @@ type identity struct {
 	c float64
 }
 
+var _ Term = (*identity)(nil)
+
 func (t identity) Dim() int { return t.n }
 
 func (t identity) Apply(dst, x []float64) {
@@ -51,6 +53,8 @@ type adjacency struct {
 	g *kernelmath.Graph
 	c float64
 }
+
+var _ Term = (*adjacency)(nil)
 
 func (t adjacency) Dim() int { return t.g.N() }
 
@@ -85,6 +89,8 @@ type lowRank struct {
 	n   int
 	tmp []float64
 }
+
+var _ Term = (*lowRank)(nil)
 
 func (t *lowRank) Dim() int { return t.n }
 
@@ -124,6 +130,8 @@ type sum struct {
 	terms []Term
 	tmp   []float64
 }
+
+var _ Term = (*sum)(nil)
 
 func (t *sum) Dim() int { return t.terms[0].Dim() }
 

@@ -38,6 +38,8 @@ type DirSource struct {
 	Log     *slog.Logger // nil: none
 }
 
+var _ Source = DirSource{}
+
 // Load implements Source.
 func (d DirSource) Load(_ context.Context, path string) (*social.Dataset, error) {
 	dir := cmp.Or(path, d.Dir)

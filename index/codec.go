@@ -36,11 +36,12 @@ var errCorrupt = errors.New("index: corrupt stored value")
 
 // encodeFields packs the stored fields of d (not its id, which bleve keeps,
 // nor its features, stored apart) as uvarint-length-prefixed strings: title,
-// image, the tag count and tags, the label count and labels. It decodes in
+// image, the tag count and tags, the label count and labels, the image's
+// SHA-256 (hex). It decodes in
 // about 0.25 µs, a tenth of the time JSON takes, on the path of every
 // rendered result.
 func encodeFields(d *Doc) []byte {
-	n := 3*binary.MaxVarintLen64 + len(d.Title) + len(d.Image)
+	n := 4*binary.MaxVarintLen64 + len(d.Title) + len(d.Image) + len(d.ImageSHA256)
 	for _, s := range d.Tags {
 		n += binary.MaxVarintLen64 + len(s)
 	}
@@ -51,7 +52,8 @@ func encodeFields(d *Doc) []byte {
 	b = appendString(b, d.Title)
 	b = appendString(b, d.Image)
 	b = appendStrings(b, d.Tags)
-	return appendStrings(b, d.Labels)
+	b = appendStrings(b, d.Labels)
+	return appendString(b, d.ImageSHA256)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -75,6 +77,7 @@ func decodeFields(b []byte, d *Doc) error {
 	d.Image = r.string()
 	d.Tags = r.strings()
 	d.Labels = r.strings()
+	d.ImageSHA256 = r.string()
 	if r.bad || len(r.b) != 0 {
 		return errCorrupt
 	}

@@ -31,7 +31,7 @@ import (
 // formatVersion marks indexes written by this package. Bump it whenever the
 // mapping, the analyser or the internal layout changes, so that an old index
 // is refused with ErrIncompatible instead of silently mis-matching.
-const formatVersion = "kernelrank-index/1"
+const formatVersion = "kernelrank-index/2"
 
 var (
 	// ErrIncompatible is returned by Open for a directory holding a bleve
@@ -46,8 +46,13 @@ type Doc struct {
 	ID    string   `json:"id"`
 	Tags  []string `json:"tags"`
 	Title string   `json:"title"`
-	// Image is the path to the image file; it may be empty.
+	// Image is the path to the image file; it may be empty (an upload's
+	// bytes are in the blob store, under ImageSHA256).
 	Image string `json:"image"`
+	// ImageSHA256 is the hex SHA-256 of the image's bytes, empty for a doc
+	// without an image. It, not the path, is what the corpus version
+	// covers; ingest fills it from the file.
+	ImageSHA256 string `json:"image_sha256,omitempty"`
 	// Features is the visual vector; it may be nil.
 	Features []float32 `json:"features"`
 	// Labels are ground-truth labels for evaluation; optional.
@@ -150,8 +155,7 @@ func load(bi bleve.Index) (*Index, error) {
 		copy(ix.version[:], b)
 		return ix, nil
 	}
-	// An index written before the corpus version existed: hash every doc
-	// once and keep the result.
+	// An index that has never had a batch: hash every doc once and keep it.
 	if ix.version, err = hashAll(r); err != nil {
 		return nil, err
 	}
@@ -179,11 +183,11 @@ func hashAll(r bindex.IndexReader) (corpusHash, error) {
 			return h, err
 		}
 		fields, features, err := stored(r, id)
+		if err == nil && fields != nil {
+			err = h.flipStored(id, fields, features)
+		}
 		if err != nil {
 			return h, fmt.Errorf("doc %q: %w", id, err)
-		}
-		if fields != nil {
-			h.flip(id, fields, features)
 		}
 	}
 }
@@ -399,14 +403,13 @@ func (ix *Index) Add(docs []Doc) error {
 		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title}); err != nil {
 			return fmt.Errorf("index: doc %q: %w", d.ID, err)
 		}
-		fields := encodeFields(d)
-		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, fields, bindex.StoreField, nil))
+		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, encodeFields(d), bindex.StoreField, nil))
 		var features []byte
 		if len(d.Features) > 0 {
 			features = encodeFeatures(d.Features)
 			bd.AddField(document.NewTextFieldCustom(fieldFeatures, nil, features, bindex.StoreField, nil))
 		}
-		ver.flip(d.ID, fields, features)
+		ver.flip(d, features)
 		return b.IndexAdvanced(bd)
 	})
 	if err != nil {
@@ -477,10 +480,10 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, v
 		}
 		fields, features, err := stored(r, docs[i].ID)
 		if fields != nil {
-			var old Doc
+			old := Doc{ID: docs[i].ID}
 			if err = decodeFields(fields, &old); err == nil {
 				ix.addTags(delta, old.Tags, -1)
-				ver.flip(docs[i].ID, fields, features)
+				ver.flip(&old, features)
 			}
 		}
 		if err != nil {

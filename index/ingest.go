@@ -81,8 +81,9 @@ type Report struct {
 //	{"id":"1","tags":["sky","sea"],"title":"...","image":"img/1.png","features":[...],"labels":[...]}
 //
 // A relative image path is resolved against baseDir and stored absolute.
-// When a record has an image and no features, the features are computed from
-// the image (features.FromFile) by GOMAXPROCS workers. A bad record
+// The image file of a record is read, by GOMAXPROCS workers, for its
+// SHA-256 (unless the record gives image_sha256) and, when the record has
+// no features, for its features. A bad record
 // (malformed JSON, unreadable or corrupt image, invalid doc) is reported in
 // the Report and skipped, unless opts.StopOnError. Documents are written in
 // batches of 500; when the ingest fails or ctx is cancelled, the batches
@@ -272,7 +273,7 @@ func ingest(ctx context.Context, ix *Index, src source, total int, opts IngestOp
 // StopOnError it writes the records before the first bad one and returns
 // its Problem.
 func (in *ingester) flush(batch []record) error {
-	in.computeFeatures(batch)
+	in.readImages(batch)
 	if err := in.ctx.Err(); err != nil {
 		return err
 	}
@@ -310,12 +311,13 @@ func (in *ingester) write(docs []Doc) error {
 	return nil
 }
 
-// computeFeatures fills the features of the records that have an image and
-// none, in parallel; a failure becomes the record's error.
-func (in *ingester) computeFeatures(batch []record) {
+// readImages fills, in parallel, the image hash of the records that have an
+// image file and no hash, and their features when they have none; a
+// failure becomes the record's error.
+func (in *ingester) readImages(batch []record) {
 	var todo []*record
 	for i := range batch {
-		if r := &batch[i]; r.err == nil && r.doc.Image != "" && len(r.doc.Features) == 0 {
+		if r := &batch[i]; r.err == nil && r.doc.Image != "" && (len(r.doc.Features) == 0 || r.doc.ImageSHA256 == "") {
 			todo = append(todo, r)
 		}
 	}
@@ -328,18 +330,33 @@ func (in *ingester) computeFeatures(batch []record) {
 				if i >= len(todo) {
 					return
 				}
-				r := todo[i]
-				v, err := features.FromFile(r.doc.Image)
-				if err != nil {
-					r.err = err
-					continue
-				}
-				r.doc.Features = make([]float32, len(v))
-				for j, x := range v {
-					r.doc.Features[j] = float32(x)
-				}
+				todo[i].err = readImage(&todo[i].doc)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// readImage reads d's image file: its hash, and its features if d has none.
+func readImage(d *Doc) error {
+	raw, err := os.ReadFile(d.Image)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoImage, err)
+	}
+	if d.ImageSHA256 == "" {
+		d.ImageSHA256 = ContentHash(raw)
+	}
+	if len(d.Features) > 0 {
+		return nil
+	}
+	img, err := features.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.Image, err)
+	}
+	v := features.Visual(img)
+	d.Features = make([]float32, len(v))
+	for j, x := range v {
+		d.Features[j] = float32(x)
+	}
+	return nil
 }

@@ -159,7 +159,8 @@ func (b *backends) Close() {
 // openIndex opens the index in dir, or the demo index (built on first use
 // under cacheRoot) when dir is empty.
 func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*index.Index, string, error) {
-	if dir == "" {
+	demo := dir == ""
+	if demo {
 		var err error
 		if dir, err = demoIndex(ctx, cacheRoot, log, nil); err != nil {
 			return nil, "", err
@@ -168,6 +169,13 @@ func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*i
 		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
 	}
 	ix, err := index.Open(dir)
+	if errors.Is(err, index.ErrIncompatible) && demo {
+		// A demo index an older version built: build it again.
+		log.Info("rebuilding the demo index in the current format", "dir", dir, "was", err)
+		if err = os.RemoveAll(dir); err == nil {
+			return openIndex(ctx, "", cacheRoot, log)
+		}
+	}
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, "", fmt.Errorf("%w: the lock of %s is held by another process, most likely another kernelrank serve, worker or ingest "+
 			"with the same --cache-dir or --data (an index is opened by one process at a time): stop it, or give this one "+

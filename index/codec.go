@@ -21,6 +21,7 @@ import (
 //	m/dim      uint32 LE: the feature dimension, absent until a doc has features
 //	m/corpus   the corpus version (version.go): 16 bytes, written with every
 //	           batch; an index without it gets it on Open
+//	m/mark     the Mark: a replica's position in the change log it applies
 //
 // Per-doc values must not go there: scorch keeps the internal store in
 // memory, copies it on every batch and rewrites all of it on every persist,
@@ -30,6 +31,7 @@ const (
 	keyVersion = "m/version"
 	keyDim     = "m/dim"
 	keyCorpus  = "m/corpus"
+	keyMark    = "m/mark"
 )
 
 var errCorrupt = errors.New("index: corrupt stored value")

@@ -74,6 +74,7 @@ type Index struct {
 	df      map[string]int // tag key (see tagKey) -> number of docs with the tag
 	dim     int            // feature dimension, 0 until a doc has features
 	version corpusHash     // see Version
+	mark    []byte         // see Mark
 
 	// life guards the direct use of bleve's reader against Close.
 	life   sync.RWMutex
@@ -149,6 +150,9 @@ func load(bi bleve.Index) (*Index, error) {
 	}
 	if err := ix.countTags(r); err != nil {
 		return nil, err
+	}
+	if m, _ := r.GetInternal([]byte(keyMark)); len(m) > 0 {
+		ix.mark = m
 	}
 	b, _ := r.GetInternal([]byte(keyCorpus))
 	if len(b) == len(ix.version) {
@@ -379,7 +383,11 @@ func stored(r bindex.IndexReader, id string) (fields, features []byte, err error
 // invalid nothing is written and the error, wrapping ErrInvalid, names it.
 // Otherwise the whole batch, index terms, stored fields and vectors, becomes
 // visible at once.
-func (ix *Index) Add(docs []Doc) error {
+func (ix *Index) Add(docs []Doc) error { return ix.AddAt(docs, nil) }
+
+// AddAt is Add that, unless mark is nil, also records mark as the index's
+// Mark in the same batch.
+func (ix *Index) AddAt(docs []Doc, mark []byte) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
@@ -400,7 +408,7 @@ func (ix *Index) Add(docs []Doc) error {
 		d := &docs[i]
 		keys := ix.addTags(delta, d.Tags, 1)
 		bd := document.NewDocument(d.ID)
-		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title}); err != nil {
+		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title, ImageHash: d.ImageSHA256}); err != nil {
 			return fmt.Errorf("index: doc %q: %w", d.ID, err)
 		}
 		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, encodeFields(d), bindex.StoreField, nil))
@@ -418,7 +426,7 @@ func (ix *Index) Add(docs []Doc) error {
 	if dim != ix.Dim() {
 		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(dim)))
 	}
-	return ix.commit(b, delta, dim, ver)
+	return ix.commit(b, delta, dim, ver, mark)
 }
 
 // Validate returns the error Add would give docs for an invalid doc, or nil;
@@ -442,7 +450,11 @@ func (ix *Index) validate(docs []Doc) (int, error) {
 }
 
 // Delete removes the docs ids; unknown ids are ignored.
-func (ix *Index) Delete(ids []string) error {
+func (ix *Index) Delete(ids []string) error { return ix.DeleteAt(ids, nil) }
+
+// DeleteAt is Delete that, unless mark is nil, also records mark as the
+// index's Mark in the same batch; with no ids it records only the mark.
+func (ix *Index) DeleteAt(ids []string, mark []byte) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
@@ -462,7 +474,7 @@ func (ix *Index) Delete(ids []string) error {
 	if err != nil {
 		return err
 	}
-	return ix.commit(b, delta, ix.Dim(), ver)
+	return ix.commit(b, delta, ix.Dim(), ver, mark)
 }
 
 // forOld calls write for the last occurrence of each id in docs, after
@@ -496,11 +508,15 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, v
 	return nil
 }
 
-// commit writes b with the corpus version changed by ver and, once it is
-// in, applies the frequency delta, the feature dimension and the version.
-func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpusHash) error {
-	if b.Size() == 0 {
+// commit writes b with the corpus version changed by ver and the mark
+// (unless nil) and, once it is in, applies the frequency delta, the
+// feature dimension, the version and the mark.
+func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpusHash, mark []byte) error {
+	if b.Size() == 0 && mark == nil {
 		return nil
+	}
+	if mark != nil {
+		b.SetInternal([]byte(keyMark), mark)
 	}
 	ix.mu.RLock()
 	ver.xor(ix.version)
@@ -518,5 +534,77 @@ func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpu
 	}
 	ix.dim = dim
 	ix.version = ver
+	if mark != nil {
+		ix.mark = slices.Clone(mark)
+	}
 	return nil
+}
+
+// Mark returns the mark the last AddAt or DeleteAt recorded, kept across
+// restarts, or nil: a replica's position in the change log it applies,
+// written in the batch that applies the change, so that the index never
+// holds a change without its position or the reverse.
+func (ix *Index) Mark() []byte {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.mark
+}
+
+// ImageRefs returns the number of docs whose ImageSHA256 is hash.
+func (ix *Index) ImageRefs(hash string) (int, error) {
+	r, release, err := ix.reader()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	tfr, err := r.TermFieldReader(context.Background(), []byte(hash), fieldImageHash, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	defer tfr.Close()
+	return int(tfr.Count()), nil
+}
+
+// Walk calls fn with every doc, features included, from one snapshot of the
+// index, and returns the Mark of that snapshot; it stops at fn's first
+// error.
+func (ix *Index) Walk(fn func(Doc) error) (mark []byte, err error) {
+	r, release, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	mark, err = r.GetInternal([]byte(keyMark))
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return nil, err
+	}
+	defer all.Close()
+	for {
+		iid, err := all.Next()
+		if err != nil || iid == nil {
+			return mark, err
+		}
+		id, err := r.ExternalID(iid)
+		if err != nil {
+			return nil, err
+		}
+		fields, features, err := stored(r, id)
+		d := Doc{ID: id}
+		if err == nil && fields != nil {
+			err = decodeFields(fields, &d)
+		}
+		if err == nil && features != nil {
+			d.Features, err = decodeFeatures(features)
+		}
+		if err == nil && fields != nil {
+			err = fn(d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("index: doc %q: %w", id, err)
+		}
+	}
 }

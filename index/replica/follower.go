@@ -1,0 +1,310 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options tune a Follower. Zero values take the defaults.
+type Options struct {
+	// Batch is the most entries read from Redis at once (default 256).
+	Batch int
+	// Block is how long a read waits for a new entry (default 1 s); it
+	// bounds how long Run takes to notice that its context ended.
+	Block time.Duration
+	Log   *slog.Logger // default: discard
+	// Registry receives the follower's metrics; nil: none.
+	Registry prometheus.Registerer
+}
+
+func (o *Options) fill() {
+	if o.Batch <= 0 {
+		o.Batch = 256
+	}
+	if o.Block <= 0 {
+		o.Block = time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// refusedKept bounds the refused entries remembered for their writers.
+const refusedKept = 1024
+
+// Follower applies a Log to an index, the replica, and is where a
+// process writes to the corpus (Write). It is safe for concurrent use.
+type Follower struct {
+	log *Log
+	ix  *index.Index
+	o   Options
+	m   *metrics
+
+	// applyMu serialises applying entries and reading the replica for a
+	// snapshot or a blob's references (Locked).
+	applyMu sync.Mutex
+
+	mu       sync.Mutex
+	applied  Pos
+	advanced chan struct{} // closed, and replaced, whenever applied moves
+	refused  map[string]error
+	order    []string // refused's keys, oldest first
+}
+
+// NewFollower returns the follower of l applying to ix, from the position
+// ix recorded (index.Mark).
+func NewFollower(l *Log, ix *index.Index, o Options) (*Follower, error) {
+	o.fill()
+	p, err := ParsePos(string(ix.Mark()))
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{log: l, ix: ix, o: o, applied: p, advanced: make(chan struct{}), refused: map[string]error{}}
+	f.m = newMetrics(o.Registry)
+	return f, nil
+}
+
+// Applied returns the position of the last entry applied.
+func (f *Follower) Applied() Pos {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied
+}
+
+// Log returns the log followed.
+func (f *Follower) Log() *Log { return f.log }
+
+// Run applies the log until ctx ends, waiting for new entries; a failing
+// Redis is retried, with a growing pause, and logged.
+func (f *Follower) Run(ctx context.Context) error {
+	pause := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		if _, err := f.step(ctx, f.o.Block); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			f.o.Log.Warn("applying the corpus log", "err", err, "retry_in", pause)
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 2*time.Second)
+			continue
+		}
+		pause = 50 * time.Millisecond
+	}
+	return nil
+}
+
+// CatchUp applies every entry in the log now, and returns when it has.
+func (f *Follower) CatchUp(ctx context.Context) error {
+	for {
+		n, err := f.step(ctx, 0)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// step applies the next entries after the replica's position, waiting up
+// to block for one, and returns how many it applied. An entry whose
+// ordinal does not follow the replica's means entries were trimmed off the
+// log: the replica loads the newest snapshot instead.
+func (f *Follower) step(ctx context.Context, block time.Duration) (int, error) {
+	at := f.Applied()
+	recs, err := f.log.Read(ctx, at, f.o.Batch, block)
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if now := f.Applied(); now != at {
+		return 0, nil // a snapshot was loaded meanwhile: read again from there
+	}
+	if recs[0].Pos.N != at.N+1 {
+		s, ok, err := f.log.Snapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if ok && Less(at.ID, s.ID) {
+			f.o.Log.Info("the log was trimmed past this replica: loading the snapshot", "applied", at.ID, "snapshot", s.ID, "docs", s.Docs)
+			return 1, f.load(ctx, s)
+		}
+		// No snapshot covers the gap: Redis lost entries (restarted
+		// without its append-only file). Go on from here.
+		f.o.Log.Warn("entries missing from the corpus log, and no snapshot to fill the gap", "applied", at.String(), "next", recs[0].Pos.String())
+	}
+	for _, r := range recs {
+		if err := f.apply(r); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), nil
+}
+
+// apply applies one entry with its position, in one index batch. An entry
+// the index refuses as invalid is refused alike by every replica: its
+// position alone is recorded, and its error kept for its writer.
+func (f *Follower) apply(r Record) error {
+	mark := []byte(r.Pos.String())
+	err := r.Err
+	if err == nil {
+		if len(r.Entry.Add) > 0 {
+			err = f.ix.AddAt(r.Entry.Add, mark)
+		} else {
+			err = f.ix.DeleteAt(r.Entry.Delete, mark)
+		}
+		if err != nil && !errors.Is(err, index.ErrInvalid) {
+			return err // the index failed: try again
+		}
+	}
+	if err != nil {
+		if werr := f.ix.DeleteAt(nil, mark); werr != nil {
+			return werr
+		}
+		f.o.Log.Warn("corpus log entry refused", "id", r.Pos.ID, "err", err)
+	}
+	f.m.applied.Inc()
+	f.advance(r.Pos, err)
+	return nil
+}
+
+func (f *Follower) advance(p Pos, refused error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applied = p
+	if refused != nil {
+		f.refused[p.ID] = refused
+		if f.order = append(f.order, p.ID); len(f.order) > refusedKept {
+			delete(f.refused, f.order[0])
+			f.order = f.order[1:]
+		}
+	}
+	close(f.advanced)
+	f.advanced = make(chan struct{})
+}
+
+// load replaces the replica's docs by the snapshot's: its docs are
+// added chunk by chunk, then the docs it lacks are deleted, with its
+// position, in the last batch. Interrupted, the replica keeps its old
+// position and loads the snapshot again.
+func (f *Follower) load(ctx context.Context, s Snapshot) error {
+	stale := map[string]bool{}
+	if _, err := f.ix.Walk(func(d index.Doc) error { stale[d.ID] = true; return nil }); err != nil {
+		return err
+	}
+	for i := range s.Chunks {
+		docs, err := f.log.readChunk(ctx, s, i)
+		if err != nil {
+			return err
+		}
+		if err := f.ix.Add(docs); err != nil {
+			return fmt.Errorf("replica: snapshot %s chunk %d: %w", s.ID, i, err)
+		}
+		for _, d := range docs {
+			delete(stale, d.ID)
+		}
+	}
+	ids := make([]string, 0, len(stale))
+	for id := range stale {
+		ids = append(ids, id)
+	}
+	if err := f.ix.DeleteAt(ids, []byte(s.Pos().String())); err != nil {
+		return err
+	}
+	f.advance(s.Pos(), nil)
+	return nil
+}
+
+// Write appends e to the log and returns once the replica has applied it
+// (Run must be running): a process reads its own writes. Its error wraps index.ErrInvalid when
+// the replica refused the entry.
+func (f *Follower) Write(ctx context.Context, e Entry) (Pos, error) {
+	p, err := f.log.Append(ctx, e)
+	if err != nil {
+		return p, err
+	}
+	return p, f.WaitFor(ctx, p)
+}
+
+// WaitFor returns once the replica has applied the entry at p (with the
+// error that refused it, if it was), or when ctx ends.
+func (f *Follower) WaitFor(ctx context.Context, p Pos) error {
+	for {
+		f.mu.Lock()
+		done, ch, err := !Less(f.applied.ID, p.ID), f.advanced, f.refused[p.ID]
+		f.mu.Unlock()
+		if done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replica: waiting for entry %s to be applied: %w", p.ID, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// Locked runs fn while no entry is applied to the replica.
+func (f *Follower) Locked(fn func()) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	fn()
+}
+
+// WriteSnapshot stores the replica's docs as the newest snapshot, at its
+// position, and trims the log below it. Entries are not applied
+// meanwhile.
+func (f *Follower) WriteSnapshot(ctx context.Context) (Snapshot, error) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	p := f.Applied()
+	if p.ID == "" {
+		return Snapshot{}, errors.New("replica: nothing applied yet: no snapshot to write")
+	}
+	return f.log.writeSnapshot(ctx, p, f.ix.Version(), func(fn func(index.Doc) error) error {
+		_, err := f.ix.Walk(fn)
+		return err
+	})
+}
+
+// Status is how far a replica is behind its log.
+type Status struct {
+	Applied    string  `json:"applied"`     // stream ID of the last entry applied
+	Head       string  `json:"head"`        // of the last entry appended
+	LagEntries int64   `json:"lag_entries"` // entries appended, not yet applied
+	LagSeconds float64 `json:"lag_seconds"` // since the oldest of them was appended
+	Snapshot   string  `json:"snapshot"`    // stream ID the newest snapshot covers
+}
+
+// Status reads the log's head and reports the replica's lag.
+func (f *Follower) Status(ctx context.Context) (Status, error) {
+	at := f.Applied()
+	head, err := f.log.Head(ctx)
+	if err != nil {
+		return Status{Applied: at.ID}, err
+	}
+	st := Status{Applied: at.ID, Head: head.ID, LagEntries: max(0, head.N-at.N)}
+	if s, ok, err := f.log.Snapshot(ctx); err == nil && ok {
+		st.Snapshot = s.ID
+	}
+	if Less(at.ID, head.ID) {
+		next, err := f.log.Read(ctx, at, 1, 0)
+		if err != nil {
+			return st, err
+		}
+		if len(next) > 0 {
+			st.LagSeconds = max(0, float64(time.Now().UnixMilli()-Millis(next[0].Pos.ID))/1000)
+		}
+	}
+	f.m.lagEntries.Set(float64(st.LagEntries))
+	f.m.lagSeconds.Set(st.LagSeconds)
+	return st, nil
+}

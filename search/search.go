@@ -334,7 +334,7 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) ([]byte, error)
 	for i, res := range results[:min(p.k, len(results))] {
 		d := docs[res.ID]
 		h := Hit{Rank: i + 1, ID: res.ID, Title: d.Title, Tags: d.Tags, Result: res}
-		if d.Image != "" {
+		if d.HasImage() {
 			h.Thumbnail = "/v1/images/" + url.PathEscape(res.ID) + "/thumbnail"
 		}
 		r.Results = append(r.Results, h)

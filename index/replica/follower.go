@@ -308,3 +308,22 @@ func (f *Follower) Status(ctx context.Context) (Status, error) {
 	f.m.lagSeconds.Set(st.LagSeconds)
 	return st, nil
 }
+
+// Writer is the index.Writer of a replicated corpus: each batch is one
+// entry of the log, acknowledged once the local replica has applied it.
+type Writer struct{ F *Follower }
+
+// Add implements index.Writer.
+func (w Writer) Add(ctx context.Context, docs []index.Doc) error {
+	_, err := w.F.Write(ctx, Entry{Add: docs})
+	return err
+}
+
+// Delete implements index.Writer.
+func (w Writer) Delete(ctx context.Context, ids []string) error {
+	_, err := w.F.Write(ctx, Entry{Delete: ids})
+	return err
+}
+
+// Locked implements index.Writer.
+func (w Writer) Locked(fn func()) { w.F.Locked(fn) }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kernelrank/kernelrank/features"
+	"github.com/kernelrank/kernelrank/index/blob"
 )
 
 const (
@@ -42,6 +43,13 @@ type IngestOptions struct {
 	// of records processed so far (added or skipped) and the total number of
 	// records, or -1 when unknown (IngestJSONL reads a stream).
 	Progress func(done, total int)
+	// Write, if set, takes each batch instead of the index's Add: a change
+	// log, say, that replicas apply. The index then only validates.
+	Write func(ctx context.Context, docs []Doc) error
+	// Blobs, if set, receives the bytes of every image file, under their
+	// hash, and the docs keep no path: any machine reading the store can
+	// serve them.
+	Blobs blob.Store
 }
 
 // Problem is a record that was skipped, and why.
@@ -301,7 +309,16 @@ func (in *ingester) flush(batch []record) error {
 }
 
 func (in *ingester) write(docs []Doc) error {
-	if err := in.ix.Add(docs); err != nil {
+	if len(docs) == 0 {
+		return nil
+	}
+	var err error
+	if in.opts.Write != nil {
+		err = in.opts.Write(in.ctx, docs)
+	} else {
+		err = in.ix.Add(docs)
+	}
+	if err != nil {
 		return err
 	}
 	in.rep.Added += len(docs)
@@ -317,7 +334,7 @@ func (in *ingester) write(docs []Doc) error {
 func (in *ingester) readImages(batch []record) {
 	var todo []*record
 	for i := range batch {
-		if r := &batch[i]; r.err == nil && r.doc.Image != "" && (len(r.doc.Features) == 0 || r.doc.ImageSHA256 == "") {
+		if r := &batch[i]; r.err == nil && r.doc.Image != "" && (len(r.doc.Features) == 0 || r.doc.ImageSHA256 == "" || in.opts.Blobs != nil) {
 			todo = append(todo, r)
 		}
 	}
@@ -330,21 +347,28 @@ func (in *ingester) readImages(batch []record) {
 				if i >= len(todo) {
 					return
 				}
-				todo[i].err = readImage(&todo[i].doc)
+				todo[i].err = in.readImage(&todo[i].doc)
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// readImage reads d's image file: its hash, and its features if d has none.
-func readImage(d *Doc) error {
+// readImage reads d's image file: its hash, and its features if d has none;
+// with a blob store, it stores the bytes there instead of the path.
+func (in *ingester) readImage(d *Doc) error {
 	raw, err := os.ReadFile(d.Image)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoImage, err)
 	}
-	if d.ImageSHA256 == "" {
-		d.ImageSHA256 = ContentHash(raw)
+	if hash := ContentHash(raw); d.ImageSHA256 == "" || in.opts.Blobs != nil {
+		d.ImageSHA256 = hash
+	}
+	if in.opts.Blobs != nil {
+		if err := in.opts.Blobs.Put(in.ctx, d.ImageSHA256, raw); err != nil {
+			return fmt.Errorf("%s: %w", d.Image, err)
+		}
+		d.Image = ""
 	}
 	if len(d.Features) > 0 {
 		return nil

@@ -157,34 +157,44 @@ func (b *backends) Close() {
 }
 
 // openIndex opens the index in dir, or the demo index (built on first use
-// under cacheRoot) when dir is empty.
-func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*index.Index, string, error) {
+// under cacheRoot, reporting its progress) when dir is empty.
+func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger, progress func(stage string, done, total int)) (*index.Index, string, error) {
 	demo := dir == ""
 	if demo {
 		var err error
-		if dir, err = demoIndex(ctx, cacheRoot, log, nil); err != nil {
+		if dir, err = demoIndex(ctx, cacheRoot, log, func(done, total int) {
+			progress("building the demo index", done, total)
+		}); err != nil {
 			return nil, "", err
 		}
 	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
 		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
 	}
-	ix, err := index.Open(dir)
+	progress("opening the index", 0, 0)
+	ix, err := openIndexDir(dir)
 	if errors.Is(err, index.ErrIncompatible) && demo {
 		// A demo index an older version built: build it again.
 		log.Info("rebuilding the demo index in the current format", "dir", dir, "was", err)
 		if err = os.RemoveAll(dir); err == nil {
-			return openIndex(ctx, "", cacheRoot, log)
+			return openIndex(ctx, "", cacheRoot, log, progress)
 		}
-	}
-	if errors.Is(err, bbolt.ErrTimeout) {
-		return nil, "", fmt.Errorf("%w: the lock of %s is held by another process, most likely another kernelrank serve, worker or ingest "+
-			"with the same --cache-dir or --data (an index is opened by one process at a time): stop it, or give this one "+
-			"its own --cache-dir, or a copy of the index with --data", err, filepath.Join(dir, "store", "root.bolt"))
 	}
 	if err != nil {
 		return nil, "", err
 	}
 	return ix, dir, nil
+}
+
+// openIndexDir opens (or creates) the index in dir, explaining a lock
+// another process holds.
+func openIndexDir(dir string) (*index.Index, error) {
+	ix, err := index.Open(dir)
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w: the lock of %s is held by another process, most likely another kernelrank serve, worker or ingest "+
+			"with the same --cache-dir or --data (an index is opened by one process at a time): stop it, or give this one "+
+			"its own --cache-dir, or a copy of the index with --data", err, filepath.Join(dir, "store", "root.bolt"))
+	}
+	return ix, err
 }
 
 // newSocialService serves the social data in dir (the generated demo

@@ -83,7 +83,7 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)), func(string, int, int) {})
 	want := filepath.Join(data, "store", "root.bolt") + " is held by another process, most likely another kernelrank serve"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want it to say %q", err, want)

@@ -20,6 +20,10 @@ type Options struct {
 	// bounds how long Run takes to notice that its context ended.
 	Block time.Duration
 	Log   *slog.Logger // default: discard
+	// SnapshotEvery: once the replica is this many entries past the newest
+	// snapshot, Run writes one (one replica at a time, by a lock in Redis)
+	// and trims the log below it; 0 writes none.
+	SnapshotEvery int64
 	// Registry receives the follower's metrics; nil: none.
 	Registry prometheus.Registerer
 }
@@ -56,6 +60,8 @@ type Follower struct {
 	advanced chan struct{} // closed, and replaced, whenever applied moves
 	refused  map[string]error
 	order    []string // refused's keys, oldest first
+
+	snapN int64 // ordinal of the newest snapshot seen (Run's goroutine only)
 }
 
 // NewFollower returns the follower of l applying to ix, from the position
@@ -99,8 +105,39 @@ func (f *Follower) Run(ctx context.Context) error {
 			continue
 		}
 		pause = 50 * time.Millisecond
+		f.maybeSnapshot(ctx)
 	}
 	return nil
+}
+
+// maybeSnapshot writes a snapshot when the replica is SnapshotEvery
+// entries past the newest one and no other replica is writing one.
+func (f *Follower) maybeSnapshot(ctx context.Context) {
+	every := f.o.SnapshotEvery
+	if every <= 0 || f.Applied().N-f.snapN < every {
+		return
+	}
+	if s, ok, err := f.log.Snapshot(ctx); err != nil {
+		return
+	} else if ok && s.N > f.snapN {
+		f.snapN = s.N
+		if f.Applied().N-f.snapN < every {
+			return
+		}
+	}
+	unlock, ok := f.log.Lock(ctx, "snapshotting", 5*time.Minute)
+	if !ok {
+		return
+	}
+	defer unlock()
+	start := time.Now()
+	s, err := f.WriteSnapshot(ctx)
+	if err != nil {
+		f.o.Log.Warn("writing a corpus snapshot", "err", err)
+		return
+	}
+	f.snapN = s.N
+	f.o.Log.Info("corpus snapshot written; log trimmed below it", "id", s.ID, "docs", s.Docs, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // CatchUp applies every entry in the log now, and returns when it has.

@@ -217,3 +217,15 @@ func Millis(id string) int64 {
 	ms, _, _ := parseID(id)
 	return int64(ms)
 }
+
+// Lock takes the named lock of the log for ttl, for work one process of a
+// deployment does at a time; ok is false when another holder has it (or
+// Redis does not answer).
+func (l *Log) Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool) {
+	key := l.ns + ":lock:" + name
+	ok, err := l.rc.SetNX(ctx, key, "1", ttl).Result()
+	if err != nil || !ok {
+		return nil, false
+	}
+	return func() { l.rc.Del(context.WithoutCancel(ctx), key) }, true
+}

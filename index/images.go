@@ -73,26 +73,32 @@ func (s *Images) Blobs() blob.Store { return s.blobs }
 // Writer applies changes to the corpus: the index itself (Local), or a
 // change log that every replica applies (index/replica).
 type Writer interface {
-	Add(ctx context.Context, docs []Doc) error
-	Delete(ctx context.Context, ids []string) error
-	// Locked runs fn while no change is applied to the local index.
-	Locked(fn func())
+	// Add adds docs as Index.Add does and returns the stored docs they
+	// replaced, in the order the corpus applied the changes.
+	Add(ctx context.Context, docs []Doc) (replaced []Doc, err error)
+	// Delete deletes ids and returns the stored docs deleted.
+	Delete(ctx context.Context, ids []string) (deleted []Doc, err error)
+	// Settled runs fn once the local index has applied every change made
+	// so far, while it applies no other: what fn reads of the index is the
+	// corpus's latest state.
+	Settled(ctx context.Context, fn func()) error
 }
 
 // Local is the Writer of a corpus that is one index.
 type Local struct{ Index *Index }
 
 // Add implements Writer.
-func (l Local) Add(_ context.Context, docs []Doc) error { return l.Index.Add(docs) }
+func (l Local) Add(_ context.Context, docs []Doc) ([]Doc, error) { return l.Index.AddAt(docs, nil) }
 
 // Delete implements Writer.
-func (l Local) Delete(_ context.Context, ids []string) error { return l.Index.Delete(ids) }
+func (l Local) Delete(_ context.Context, ids []string) ([]Doc, error) { return l.Index.DeleteAt(ids, nil) }
 
-// Locked implements Writer.
-func (l Local) Locked(fn func()) {
+// Settled implements Writer.
+func (l Local) Settled(_ context.Context, fn func()) error {
 	l.Index.wmu.Lock()
 	defer l.Index.wmu.Unlock()
 	fn()
+	return nil
 }
 
 // ImageInfo describes an image file.
@@ -176,10 +182,9 @@ func (s *Images) Add(ctx context.Context, ix *Index, w Writer, docs []Doc, ups [
 	if err := ix.Validate(docs); err != nil {
 		return err
 	}
-	ids := make([]string, len(docs))
 	last := make(map[string]int, len(docs))
 	for i, d := range docs {
-		ids[i], last[d.ID] = d.ID, i
+		last[d.ID] = i
 	}
 	var written []*Upload
 	for i, up := range ups {
@@ -191,34 +196,30 @@ func (s *Images) Add(ctx context.Context, ix *Index, w Writer, docs []Doc, ups [
 		}
 		written = append(written, up)
 		if err := s.put(ctx, up); err != nil {
-			s.discard(ix, w, uploadHashes(written))
+			s.discard(ctx, ix, w, uploadHashes(written))
 			return err
 		}
 		docs[i].Image, docs[i].ImageSHA256 = "", up.hash
 	}
-	old, err := ix.GetMany(ids)
+	replaced, err := w.Add(ctx, docs)
 	if err != nil {
+		s.discard(ctx, ix, w, uploadHashes(written))
 		return err
 	}
-	if err := w.Add(ctx, docs); err != nil {
-		s.discard(ix, w, uploadHashes(written))
-		return err
-	}
-	// Another server may have deleted the last doc of the same bytes, and
-	// its blobs, between our Put and our entry: write them again.
-	for _, up := range written {
-		if err := s.put(ctx, up); err != nil {
-			return err
+	var putErr error
+	err = w.Settled(ctx, func() {
+		// A writer that replaced or deleted the last doc of the same bytes
+		// meanwhile may have removed our blobs: write those a doc still
+		// refers to again. (A later change may have replaced ours: then
+		// they stay removed.)
+		for _, up := range written {
+			if n, err := ix.ImageRefs(up.hash); err == nil && n > 0 && putErr == nil {
+				putErr = s.put(ctx, up)
+			}
 		}
-	}
-	var replaced []string
-	for i, d := range old {
-		if d.ID != "" && last[d.ID] == i && d.ImageSHA256 != docs[i].ImageSHA256 {
-			replaced = append(replaced, d.ImageSHA256)
-		}
-	}
-	s.discard(ix, w, replaced)
-	return nil
+		s.dropUnreferenced(ctx, ix, docHashes(replaced))
+	})
+	return errors.Join(err, putErr)
 }
 
 func (s *Images) put(ctx context.Context, up *Upload) error {
@@ -236,39 +237,47 @@ func uploadHashes(ups []*Upload) []string {
 	return out
 }
 
+func docHashes(docs []Doc) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.ImageSHA256
+	}
+	return out
+}
+
 // Delete removes doc id through w, then its blobs unless another doc
-// refers to them; it reports whether the doc existed in ix.
+// refers to them; it reports whether the doc existed.
 func (s *Images) Delete(ctx context.Context, ix *Index, w Writer, id string) (bool, error) {
-	d, found, err := ix.Get(id)
-	if err != nil || !found {
-		return found, err
+	deleted, err := w.Delete(ctx, []string{id})
+	if err != nil || len(deleted) == 0 {
+		return false, err
 	}
-	if err := w.Delete(ctx, []string{id}); err != nil {
-		return true, err
-	}
-	s.discard(ix, w, []string{d.ImageSHA256})
+	s.discard(ctx, ix, w, docHashes(deleted))
 	return true, nil
 }
 
-// discard removes the blobs (original and thumbnail) of the image hashes
-// no doc of ix refers to, deciding while w applies no change. A blob left
-// behind (Redis or I/O failing) is only an orphan, which Sweep removes.
-func (s *Images) discard(ix *Index, w Writer, hashes []string) {
+// discard removes the blobs of the image hashes no doc refers to once the
+// index has caught up with the corpus. A blob left behind (Redis or I/O
+// failing) is only an orphan, which Sweep removes.
+func (s *Images) discard(ctx context.Context, ix *Index, w Writer, hashes []string) {
+	_ = w.Settled(ctx, func() { s.dropUnreferenced(ctx, ix, hashes) })
+}
+
+// dropUnreferenced removes the blobs (original and thumbnail) of the
+// hashes no doc of ix refers to.
+func (s *Images) dropUnreferenced(ctx context.Context, ix *Index, hashes []string) {
 	if s.blobs == nil {
 		return
 	}
-	ctx := context.Background()
-	w.Locked(func() {
-		for _, h := range hashes {
-			if h == "" {
-				continue
-			}
-			if n, err := ix.ImageRefs(h); err == nil && n == 0 {
-				_ = s.blobs.Delete(ctx, h)
-				_ = s.blobs.Delete(ctx, blob.ThumbName(h))
-			}
+	for _, h := range hashes {
+		if h == "" {
+			continue
 		}
-	})
+		if n, err := ix.ImageRefs(h); err == nil && n == 0 {
+			_ = s.blobs.Delete(ctx, h)
+			_ = s.blobs.Delete(ctx, blob.ThumbName(h))
+		}
+	}
 }
 
 // original returns the bytes of d's image: its file, or its blob.

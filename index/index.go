@@ -383,17 +383,21 @@ func stored(r bindex.IndexReader, id string) (fields, features []byte, err error
 // invalid nothing is written and the error, wrapping ErrInvalid, names it.
 // Otherwise the whole batch, index terms, stored fields and vectors, becomes
 // visible at once.
-func (ix *Index) Add(docs []Doc) error { return ix.AddAt(docs, nil) }
+func (ix *Index) Add(docs []Doc) error {
+	_, err := ix.AddAt(docs, nil)
+	return err
+}
 
 // AddAt is Add that, unless mark is nil, also records mark as the index's
-// Mark in the same batch.
-func (ix *Index) AddAt(docs []Doc, mark []byte) error {
+// Mark in the same batch. It returns the stored docs the batch replaced
+// (without features).
+func (ix *Index) AddAt(docs []Doc, mark []byte) (replaced []Doc, err error) {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
 	dim, err := ix.validate(docs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	last := make(map[string]int, len(docs))
 	for i := range docs {
@@ -404,7 +408,7 @@ func (ix *Index) AddAt(docs []Doc, mark []byte) error {
 	m := ix.bi.Mapping()
 	delta := map[string]int{}
 	var ver corpusHash
-	err = ix.forOld(docs, last, delta, &ver, func(i int) error {
+	replaced, err = ix.forOld(docs, last, delta, &ver, func(i int) error {
 		d := &docs[i]
 		keys := ix.addTags(delta, d.Tags, 1)
 		bd := document.NewDocument(d.ID)
@@ -421,12 +425,12 @@ func (ix *Index) AddAt(docs []Doc, mark []byte) error {
 		return b.IndexAdvanced(bd)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if dim != ix.Dim() {
 		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(dim)))
 	}
-	return ix.commit(b, delta, dim, ver, mark)
+	return replaced, ix.commit(b, delta, dim, ver, mark)
 }
 
 // Validate returns the error Add would give docs for an invalid doc, or nil;
@@ -450,11 +454,15 @@ func (ix *Index) validate(docs []Doc) (int, error) {
 }
 
 // Delete removes the docs ids; unknown ids are ignored.
-func (ix *Index) Delete(ids []string) error { return ix.DeleteAt(ids, nil) }
+func (ix *Index) Delete(ids []string) error {
+	_, err := ix.DeleteAt(ids, nil)
+	return err
+}
 
 // DeleteAt is Delete that, unless mark is nil, also records mark as the
 // index's Mark in the same batch; with no ids it records only the mark.
-func (ix *Index) DeleteAt(ids []string, mark []byte) error {
+// It returns the stored docs it deleted (without features).
+func (ix *Index) DeleteAt(ids []string, mark []byte) (deleted []Doc, err error) {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
@@ -467,23 +475,23 @@ func (ix *Index) DeleteAt(ids []string, mark []byte) error {
 	b := ix.bi.NewBatch()
 	delta := map[string]int{}
 	var ver corpusHash
-	err := ix.forOld(docs, last, delta, &ver, func(i int) error {
+	deleted, err = ix.forOld(docs, last, delta, &ver, func(i int) error {
 		b.Delete(ids[i])
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ix.commit(b, delta, ix.Dim(), ver, mark)
+	return deleted, ix.commit(b, delta, ix.Dim(), ver, mark)
 }
 
 // forOld calls write for the last occurrence of each id in docs, after
 // subtracting the tags of the stored doc it replaces (if any) from delta and
-// its hash from ver.
-func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, ver *corpusHash, write func(i int) error) error {
+// its hash from ver; it returns those stored docs.
+func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, ver *corpusHash, write func(i int) error) (olds []Doc, err error) {
 	r, release, err := ix.reader()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	for i := range docs {
@@ -496,16 +504,17 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, v
 			if err = decodeFields(fields, &old); err == nil {
 				ix.addTags(delta, old.Tags, -1)
 				ver.flip(&old, features)
+				olds = append(olds, old)
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("index: doc %q: %w", docs[i].ID, err)
+			return nil, fmt.Errorf("index: doc %q: %w", docs[i].ID, err)
 		}
 		if err := write(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return olds, nil
 }
 
 // commit writes b with the corpus version changed by ver and the mark

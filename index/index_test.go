@@ -370,20 +370,20 @@ func TestMarkImageRefsAndWalk(t *testing.T) {
 	if ix.Mark() != nil {
 		t.Fatalf("new index has mark %q", ix.Mark())
 	}
-	if err := ix.AddAt([]Doc{a, b}, []byte("1-0")); err != nil {
-		t.Fatal(err)
+	if replaced, err := ix.AddAt([]Doc{a, b}, []byte("1-0")); err != nil || replaced != nil {
+		t.Fatalf("AddAt = %v, %v; want nothing replaced", replaced, err)
 	}
 	if n, err := ix.ImageRefs(h); err != nil || n != 2 {
 		t.Fatalf("ImageRefs = %d, %v; want 2", n, err)
 	}
-	if err := ix.DeleteAt([]string{"a"}, []byte("2-0")); err != nil {
-		t.Fatal(err)
+	if gone, err := ix.DeleteAt([]string{"a", "none"}, []byte("2-0")); err != nil || len(gone) != 1 || gone[0].ID != "a" || gone[0].ImageSHA256 != h {
+		t.Fatalf("DeleteAt = %+v, %v; want a, with its image hash", gone, err)
 	}
 	if n, _ := ix.ImageRefs(h); n != 1 {
 		t.Fatalf("ImageRefs after deleting a = %d, want 1", n)
 	}
 	// A mark alone (a change the replica refused) is recorded too.
-	if err := ix.DeleteAt(nil, []byte("3-0")); err != nil {
+	if _, err := ix.DeleteAt(nil, []byte("3-0")); err != nil {
 		t.Fatal(err)
 	}
 	ver := ix.Version()

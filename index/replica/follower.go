@@ -40,8 +40,15 @@ func (o *Options) fill() {
 	}
 }
 
-// refusedKept bounds the refused entries remembered for their writers.
-const refusedKept = 1024
+// resultsKept bounds the entries whose result is kept for their writers.
+const resultsKept = 1024
+
+// result is what applying an entry did: the docs it replaced or deleted,
+// or why the replica refused it.
+type result struct {
+	gone []index.Doc
+	err  error
+}
 
 // Follower applies a Log to an index, the replica, and is where a
 // process writes to the corpus (Write). It is safe for concurrent use.
@@ -58,8 +65,8 @@ type Follower struct {
 	mu       sync.Mutex
 	applied  Pos
 	advanced chan struct{} // closed, and replaced, whenever applied moves
-	refused  map[string]error
-	order    []string // refused's keys, oldest first
+	results  map[string]result // of the last resultsKept entries applied, by ID
+	order    []string          // results' keys, oldest first
 
 	snapN int64 // ordinal of the newest snapshot seen (Run's goroutine only)
 }
@@ -72,7 +79,7 @@ func NewFollower(l *Log, ix *index.Index, o Options) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{log: l, ix: ix, o: o, applied: p, advanced: make(chan struct{}), refused: map[string]error{}}
+	f := &Follower{log: l, ix: ix, o: o, applied: p, advanced: make(chan struct{}), results: map[string]result{}}
 	f.m = newMetrics(o.Registry)
 	return f, nil
 }
@@ -191,36 +198,37 @@ func (f *Follower) step(ctx context.Context, block time.Duration) (int, error) {
 // position alone is recorded, and its error kept for its writer.
 func (f *Follower) apply(r Record) error {
 	mark := []byte(r.Pos.String())
-	err := r.Err
-	if err == nil {
+	res := result{err: r.Err}
+	if res.err == nil {
 		if len(r.Entry.Add) > 0 {
-			err = f.ix.AddAt(r.Entry.Add, mark)
+			res.gone, res.err = f.ix.AddAt(r.Entry.Add, mark)
 		} else {
-			err = f.ix.DeleteAt(r.Entry.Delete, mark)
+			res.gone, res.err = f.ix.DeleteAt(r.Entry.Delete, mark)
 		}
-		if err != nil && !errors.Is(err, index.ErrInvalid) {
-			return err // the index failed: try again
+		if res.err != nil && !errors.Is(res.err, index.ErrInvalid) {
+			return res.err // the index failed: try again
 		}
 	}
-	if err != nil {
-		if werr := f.ix.DeleteAt(nil, mark); werr != nil {
-			return werr
+	if res.err != nil {
+		if _, err := f.ix.DeleteAt(nil, mark); err != nil {
+			return err
 		}
-		f.o.Log.Warn("corpus log entry refused", "id", r.Pos.ID, "err", err)
+		f.o.Log.Warn("corpus log entry refused", "id", r.Pos.ID, "err", res.err)
 	}
 	f.m.applied.Inc()
-	f.advance(r.Pos, err)
+	f.advance(r.Pos, &res)
 	return nil
 }
 
-func (f *Follower) advance(p Pos, refused error) {
+// advance moves the position to p, keeping the result of its entry.
+func (f *Follower) advance(p Pos, res *result) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applied = p
-	if refused != nil {
-		f.refused[p.ID] = refused
-		if f.order = append(f.order, p.ID); len(f.order) > refusedKept {
-			delete(f.refused, f.order[0])
+	if res != nil {
+		f.results[p.ID] = *res
+		if f.order = append(f.order, p.ID); len(f.order) > resultsKept {
+			delete(f.results, f.order[0])
 			f.order = f.order[1:]
 		}
 	}
@@ -253,7 +261,7 @@ func (f *Follower) load(ctx context.Context, s Snapshot) error {
 	for id := range stale {
 		ids = append(ids, id)
 	}
-	if err := f.ix.DeleteAt(ids, []byte(s.Pos().String())); err != nil {
+	if _, err := f.ix.DeleteAt(ids, []byte(s.Pos().String())); err != nil {
 		return err
 	}
 	f.advance(s.Pos(), nil)
@@ -261,39 +269,51 @@ func (f *Follower) load(ctx context.Context, s Snapshot) error {
 }
 
 // Write appends e to the log and returns once the replica has applied it
-// (Run must be running): a process reads its own writes. Its error wraps index.ErrInvalid when
-// the replica refused the entry.
-func (f *Follower) Write(ctx context.Context, e Entry) (Pos, error) {
+// (Run must be running), with the stored docs it replaced or deleted: a
+// process reads its own writes. Its error wraps index.ErrInvalid when the
+// replica refused the entry.
+func (f *Follower) Write(ctx context.Context, e Entry) (Pos, []index.Doc, error) {
 	p, err := f.log.Append(ctx, e)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
-	return p, f.WaitFor(ctx, p)
+	gone, err := f.WaitFor(ctx, p)
+	return p, gone, err
 }
 
-// WaitFor returns once the replica has applied the entry at p (with the
-// error that refused it, if it was), or when ctx ends.
-func (f *Follower) WaitFor(ctx context.Context, p Pos) error {
+// WaitFor returns once the replica has applied the entry at p, with the
+// docs it replaced or deleted, or the error that refused it (when the
+// entry is among the last resultsKept applied), or when ctx ends.
+func (f *Follower) WaitFor(ctx context.Context, p Pos) ([]index.Doc, error) {
 	for {
 		f.mu.Lock()
-		done, ch, err := !Less(f.applied.ID, p.ID), f.advanced, f.refused[p.ID]
+		done, ch, res := !Less(f.applied.ID, p.ID), f.advanced, f.results[p.ID]
 		f.mu.Unlock()
 		if done {
-			return err
+			return res.gone, res.err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("replica: waiting for entry %s to be applied: %w", p.ID, ctx.Err())
+			return nil, fmt.Errorf("replica: waiting for entry %s to be applied: %w", p.ID, ctx.Err())
 		case <-ch:
 		}
 	}
 }
 
-// Locked runs fn while no entry is applied to the replica.
-func (f *Follower) Locked(fn func()) {
+// Settled runs fn once the replica has applied every entry appended
+// before the call, while it applies no other.
+func (f *Follower) Settled(ctx context.Context, fn func()) error {
+	head, err := f.log.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WaitFor(ctx, head); err != nil && !errors.Is(err, index.ErrInvalid) {
+		return err
+	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	fn()
+	return nil
 }
 
 // WriteSnapshot stores the replica's docs as the newest snapshot, at its
@@ -351,16 +371,16 @@ func (f *Follower) Status(ctx context.Context) (Status, error) {
 type Writer struct{ F *Follower }
 
 // Add implements index.Writer.
-func (w Writer) Add(ctx context.Context, docs []index.Doc) error {
-	_, err := w.F.Write(ctx, Entry{Add: docs})
-	return err
+func (w Writer) Add(ctx context.Context, docs []index.Doc) ([]index.Doc, error) {
+	_, gone, err := w.F.Write(ctx, Entry{Add: docs})
+	return gone, err
 }
 
 // Delete implements index.Writer.
-func (w Writer) Delete(ctx context.Context, ids []string) error {
-	_, err := w.F.Write(ctx, Entry{Delete: ids})
-	return err
+func (w Writer) Delete(ctx context.Context, ids []string) ([]index.Doc, error) {
+	_, gone, err := w.F.Write(ctx, Entry{Delete: ids})
+	return gone, err
 }
 
-// Locked implements index.Writer.
-func (w Writer) Locked(fn func()) { w.F.Locked(fn) }
+// Settled implements index.Writer.
+func (w Writer) Settled(ctx context.Context, fn func()) error { return w.F.Settled(ctx, fn) }

@@ -118,7 +118,7 @@ func same(t *testing.T, rs ...*replica) {
 
 func write(t *testing.T, r *replica, e Entry) Pos {
 	t.Helper()
-	p, err := r.f.Write(t.Context(), e)
+	p, _, err := r.f.Write(t.Context(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 		write(t, a, Entry{Add: []index.Doc{doc("x", "sky")}})
 		// The second doc has no tags nor title: the whole entry is refused,
 		// on the writer (with its error) and on every replica.
-		_, err := a.f.Write(t.Context(), Entry{Add: []index.Doc{doc("y", "sea"), {ID: "bad"}}})
+		_, _, err := a.f.Write(t.Context(), Entry{Add: []index.Doc{doc("y", "sea"), {ID: "bad"}}})
 		if !errors.Is(err, index.ErrInvalid) {
 			t.Fatalf("invalid batch: %v, want ErrInvalid", err)
 		}
@@ -223,7 +223,7 @@ func TestConcurrentWritersOfOneIDConverge(t *testing.T) {
 		for w, r := range []*replica{a, b} {
 			writers.Go(func() {
 				for i := range 20 {
-					if _, err := r.f.Write(ctx, Entry{Add: []index.Doc{doc("same", fmt.Sprintf("w%d", w), fmt.Sprintf("n%d", i))}}); err != nil {
+					if _, _, err := r.f.Write(ctx, Entry{Add: []index.Doc{doc("same", fmt.Sprintf("w%d", w), fmt.Sprintf("n%d", i))}}); err != nil {
 						t.Error(err)
 						return
 					}
@@ -236,7 +236,7 @@ func TestConcurrentWritersOfOneIDConverge(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range []*replica{a, b} {
-			if err := r.f.WaitFor(ctx, head); err != nil {
+			if _, err := r.f.WaitFor(ctx, head); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -315,7 +315,7 @@ func TestEmptyEntryAndBadPositionsAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ix.Close()
-		if err := ix.DeleteAt(nil, []byte("garbage")); err != nil {
+		if _, err := ix.DeleteAt(nil, []byte("garbage")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := NewFollower(l, ix, Options{}); err == nil {

@@ -91,7 +91,9 @@ type Local struct{ Index *Index }
 func (l Local) Add(_ context.Context, docs []Doc) ([]Doc, error) { return l.Index.AddAt(docs, nil) }
 
 // Delete implements Writer.
-func (l Local) Delete(_ context.Context, ids []string) ([]Doc, error) { return l.Index.DeleteAt(ids, nil) }
+func (l Local) Delete(_ context.Context, ids []string) ([]Doc, error) {
+	return l.Index.DeleteAt(ids, nil)
+}
 
 // Settled implements Writer.
 func (l Local) Settled(_ context.Context, fn func()) error {

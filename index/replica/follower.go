@@ -64,7 +64,7 @@ type Follower struct {
 
 	mu       sync.Mutex
 	applied  Pos
-	advanced chan struct{} // closed, and replaced, whenever applied moves
+	advanced chan struct{}     // closed, and replaced, whenever applied moves
 	results  map[string]result // of the last resultsKept entries applied, by ID
 	order    []string          // results' keys, oldest first
 

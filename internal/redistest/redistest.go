@@ -80,10 +80,23 @@ type Server struct {
 	dir  string
 	cmd  *exec.Cmd
 	t    testing.TB
+	aof  bool
 }
 
 // Start runs a private redis-server (no persistence) until the test ends.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartAOF is Start with the append-only file on, synced on every write,
+// so that a Restart after a Stop keeps every write the server answered.
+func StartAOF(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, aof bool) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		missing(t, "redis-server")
@@ -94,7 +107,7 @@ func Start(t testing.TB) *Server {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir(), t: t}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir(), t: t, aof: aof}
 	s.URL = "redis://" + s.Addr + "/0"
 	s.Restart()
 	t.Cleanup(s.Stop)
@@ -111,16 +124,20 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts the server again on its port, empty, and waits until it
-// answers.
+// Restart starts the server again on its port, empty (with what its
+// append-only file holds, for StartAOF), and waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
 	if s.cmd != nil {
 		return
 	}
 	_, port, _ := net.SplitHostPort(s.Addr)
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	persist := []string{"--appendonly", "no"}
+	if s.aof {
+		persist = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	cmd := exec.Command("redis-server", append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, persist...)...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("redis-server: %v", err)
 	}

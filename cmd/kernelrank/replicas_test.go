@@ -314,7 +314,9 @@ func (d *deployment) do(n *node, method, path string, body []byte) (int, map[str
 	return resp.StatusCode, out
 }
 
-func (d *deployment) get(n *node, path string) (int, map[string]any) { return d.do(n, "GET", path, nil) }
+func (d *deployment) get(n *node, path string) (int, map[string]any) {
+	return d.do(n, "GET", path, nil)
+}
 
 func (d *deployment) raw(n *node, path string) []byte {
 	d.t.Helper()

@@ -185,12 +185,80 @@ func (f *Follower) step(ctx context.Context, block time.Duration) (int, error) {
 		// without its append-only file). Go on from here.
 		f.o.Log.Warn("entries missing from the corpus log, and no snapshot to fill the gap", "applied", at.String(), "next", recs[0].Pos.String())
 	}
-	for _, r := range recs {
-		if err := f.apply(r); err != nil {
+	for i := 0; i < len(recs); {
+		// A run of add entries goes into the index as one batch: one
+		// batch per upload could not keep up with a hundred a second.
+		j, docs := i, 0
+		for j < len(recs) && recs[j].Err == nil && len(recs[j].Entry.Add) > 0 && docs < maxRunDocs {
+			docs += len(recs[j].Entry.Add)
+			j++
+		}
+		if j-i > 1 {
+			err := f.applyRun(recs[i:j])
+			if err == nil {
+				i = j
+				continue
+			}
+			if !errors.Is(err, index.ErrInvalid) {
+				return 0, err
+			}
+			// An entry of the run is invalid: apply them one by one, so
+			// that only it is refused.
+		}
+		if err := f.apply(recs[i]); err != nil {
 			return 0, err
 		}
+		i++
 	}
 	return len(recs), nil
+}
+
+// maxRunDocs bounds the docs of the add entries applied as one batch.
+const maxRunDocs = 5000
+
+// applyRun applies add entries as one index batch, recording the last
+// one's position; each entry's result (the docs it replaced) is as if
+// they had been applied one by one, in order.
+func (f *Follower) applyRun(run []Record) error {
+	var docs []index.Doc
+	for _, r := range run {
+		docs = append(docs, r.Entry.Add...)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	stored, err := f.ix.GetMany(ids)
+	if err != nil {
+		return err
+	}
+	cur := make(map[string]index.Doc, len(docs))
+	for _, d := range stored {
+		if d.ID != "" {
+			cur[d.ID] = d
+		}
+	}
+	results := make([]result, len(run))
+	for k, r := range run {
+		seen := map[string]bool{}
+		for _, d := range r.Entry.Add {
+			if old, ok := cur[d.ID]; ok && !seen[d.ID] {
+				results[k].gone = append(results[k].gone, old)
+			}
+			seen[d.ID] = true
+		}
+		for _, d := range r.Entry.Add {
+			cur[d.ID] = d
+		}
+	}
+	if _, err := f.ix.AddAt(docs, []byte(run[len(run)-1].Pos.String())); err != nil {
+		return err
+	}
+	f.m.applied.Add(float64(len(run)))
+	for k, r := range run {
+		f.advance(r.Pos, &results[k])
+	}
+	return nil
 }
 
 // apply applies one entry with its position, in one index batch. An entry
@@ -245,8 +313,34 @@ func (f *Follower) load(ctx context.Context, s Snapshot) error {
 	if _, err := f.ix.Walk(func(d index.Doc) error { stale[d.ID] = true; return nil }); err != nil {
 		return err
 	}
+	// Chunk i+1 is read from Redis while chunk i is indexed.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type chunk struct {
+		docs []index.Doc
+		err  error
+	}
+	next := make(chan chunk, 1)
+	go func() {
+		defer close(next)
+		for i := range s.Chunks {
+			docs, err := f.log.readChunk(ctx, s, i)
+			select {
+			case next <- chunk{docs, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for i := range s.Chunks {
-		docs, err := f.log.readChunk(ctx, s, i)
+		c, ok := <-next
+		if !ok {
+			return ctx.Err()
+		}
+		docs, err := c.docs, c.err
 		if err != nil {
 			return err
 		}

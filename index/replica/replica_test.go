@@ -31,15 +31,7 @@ func client(t *testing.T, url string) redis.UniversalClient {
 func newLog(t *testing.T, url string) *Log {
 	t.Helper()
 	l := NewLog(client(t, url), redistest.Prefix(t))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if s, ok, _ := l.Snapshot(ctx); ok {
-			for i := range s.Chunks {
-				l.rc.Del(ctx, l.chunk(s.ID, i))
-			}
-		}
-		l.rc.Del(ctx, l.stream(), l.seq(), l.head(), l.snap())
-	})
+	t.Cleanup(func() { l.Drop(context.Background()) })
 	return l
 }
 
@@ -320,6 +312,44 @@ func TestEmptyEntryAndBadPositionsAreRefused(t *testing.T) {
 		}
 		if _, err := NewFollower(l, ix, Options{}); err == nil {
 			t.Fatal("a follower started from a corrupt position")
+		}
+	})
+}
+
+// Entries applied together, as one index batch, report what each
+// replaced as if applied one by one: a writer learns that its doc replaced
+// another writer's, in log order.
+func TestRunOfEntriesReportsEachReplacement(t *testing.T) {
+	redistest.EachServer(t, func(t *testing.T, url string) {
+		l := newLog(t, url)
+		var pos []Pos
+		for i, h := range []string{"1", "2", "3"} {
+			d := doc("same", "t")
+			d.ImageSHA256 = index.ContentHash([]byte(h))
+			e := Entry{Add: []index.Doc{d}}
+			if i == 1 {
+				e.Add = append(e.Add, doc("other", "u"))
+			}
+			p, err := l.Append(t.Context(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos = append(pos, p)
+		}
+		r := open(t, l, t.TempDir(), false)
+		r.catchUp(t)
+		for i, want := range []string{"", "1", "2"} {
+			gone, err := r.f.WaitFor(t.Context(), pos[i])
+			var got string
+			if len(gone) > 0 {
+				got = gone[0].ImageSHA256
+			}
+			if err != nil || len(gone) > 1 || (want == "") != (got == "") || want != "" && got != index.ContentHash([]byte(want)) {
+				t.Errorf("entry %d replaced %+v (%v), want the doc of image %q", i+1, gone, err, want)
+			}
+		}
+		if n := testutil.ToFloat64(r.f.m.applied); n != 3 || r.ix.Count() != 2 {
+			t.Fatalf("applied %v entries, %d docs; want 3 and 2", n, r.ix.Count())
 		}
 	})
 }

@@ -98,3 +98,24 @@ func (l *Log) readChunk(ctx context.Context, s Snapshot, i int) ([]index.Doc, er
 	}
 	return e.Add, err
 }
+
+// Drop removes the log, its snapshot and its counters: the corpus of l is
+// gone from Redis (its blobs are not).
+func (l *Log) Drop(ctx context.Context) error {
+	if s, ok, err := l.Snapshot(ctx); err != nil {
+		return err
+	} else if ok {
+		for i := range s.Chunks {
+			if err := l.rc.Del(ctx, l.chunk(s.ID, i)).Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return l.rc.Del(ctx, l.stream(), l.seq(), l.head(), l.snap()).Err()
+}
+
+// Bytes returns the memory Redis reports for the log's stream
+// (MEMORY USAGE, all of it sampled).
+func (l *Log) Bytes(ctx context.Context) (int64, error) {
+	return l.rc.MemoryUsage(ctx, l.stream(), 0).Result()
+}

@@ -70,13 +70,13 @@ func benchCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 
-	fmt.Fprintln(tw, "uploads/s\tuploads\tack p50\tack p99\tlag p50\tlag p99\tlag max")
+	fmt.Fprintln(tw, "uploads/s asked\tuploads/s made\tuploads\tack p50\tack p99\tlag p50\tlag p99\tlag max")
 	for _, rate := range rateList {
 		row, err := b.lag(rate, *duration)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%v\t%v\t%v\n", rate, row.n, row.ack[0], row.ack[1], row.lag[0], row.lag[1], row.lag[2])
+		fmt.Fprintf(tw, "%d\t%.0f\t%d\t%v\t%v\t%v\t%v\t%v\n", rate, row.perSecond, row.n, row.ack[0], row.ack[1], row.lag[0], row.lag[1], row.lag[2])
 	}
 	fmt.Fprintln(tw)
 	if err := b.bytesPerImage(tw); err != nil {
@@ -144,8 +144,9 @@ func syntheticDoc(rng *mrand.Rand, id string) index.Doc {
 }
 
 type lagRow struct {
-	n        int
-	ack, lag [3]time.Duration // p50, p99, max
+	n         int
+	perSecond float64          // uploads sent a second
+	ack, lag  [3]time.Duration // p50, p99, max
 }
 
 // lag writes one-doc entries at rate a second for d through replica A, as
@@ -169,10 +170,13 @@ func (b *corpusBench) lag(rate int, d time.Duration) (lagRow, error) {
 	var acks, lags []time.Duration
 	var firstErr error
 	var wg sync.WaitGroup
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
-		e := replica.Entry{Add: []index.Doc{syntheticDoc(rng, "lag-"+strconv.Itoa(len(acks)+rng.IntN(1<<30)))}}
+	// Open loop: upload i is sent at i/rate s, however long the others
+	// take, as independent clients would.
+	total := int(d.Seconds() * float64(rate))
+	begin := time.Now()
+	for i := range total {
+		time.Sleep(time.Until(begin.Add(time.Duration(i) * time.Second / time.Duration(rate))))
+		e := replica.Entry{Add: []index.Doc{syntheticDoc(rng, "lag-"+strconv.Itoa(i))}}
 		wg.Go(func() {
 			start := time.Now()
 			p, _, err := fa.Write(b.ctx, e)
@@ -191,11 +195,12 @@ func (b *corpusBench) lag(rate int, d time.Duration) (lagRow, error) {
 			lags = append(lags, max(0, seen.Sub(acked)))
 		})
 	}
+	sent := time.Since(begin)
 	wg.Wait()
 	if firstErr != nil {
 		return lagRow{}, firstErr
 	}
-	return lagRow{n: len(acks), ack: quantiles(acks), lag: quantiles(lags)}, nil
+	return lagRow{n: len(acks), perSecond: float64(len(acks)) / sent.Seconds(), ack: quantiles(acks), lag: quantiles(lags)}, nil
 }
 
 func quantiles(ds []time.Duration) [3]time.Duration {

@@ -14,7 +14,9 @@ import (
 
 // Options tune a Follower. Zero values take the defaults.
 type Options struct {
-	// Batch is the most entries read from Redis at once (default 256).
+	// Batch is the most entries read from Redis at once (default 16: an
+	// ingest's entries are about 1.5 MB each, and a read must fit in the
+	// client's read timeout).
 	Batch int
 	// Block is how long a read waits for a new entry (default 1 s); it
 	// bounds how long Run takes to notice that its context ended.
@@ -30,7 +32,7 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Batch <= 0 {
-		o.Batch = 256
+		o.Batch = 16
 	}
 	if o.Block <= 0 {
 		o.Block = time.Second

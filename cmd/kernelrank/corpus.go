@@ -94,6 +94,12 @@ func openCorpus(ctx context.Context, sh sharedFlags, cf corpusFlags, b *backends
 	if err != nil {
 		return nil, err
 	}
+	if ix.Count() > 0 && ix.Mark() == nil {
+		ix.Close()
+		return nil, fmt.Errorf("--data %s holds an index that is not a replica of a deployment's corpus: with --redis the servers serve the corpus "+
+			"of the change log; load the corpus into it with `kernelrank ingest --redis URL CORPUS`, and give --data an empty "+
+			"directory (or leave it out: the replica goes under --cache-dir)", dir)
+	}
 	c := &corpus{ix: ix, dir: dir, images: index.NewImages(newBlobs(cf, b))}
 	l := replica.NewLog(b.redis.Client(), replica.DefaultPrefix)
 	f, err := replica.NewFollower(l, ix, replica.Options{Log: log, Registry: reg, SnapshotEvery: *cf.snapshotEvery})

@@ -172,26 +172,33 @@ func load(bi bleve.Index) (*Index, error) {
 // hashAll returns the corpus hash of every doc in r.
 func hashAll(r bindex.IndexReader) (corpusHash, error) {
 	var h corpusHash
+	err := eachStored(r, h.flipStored)
+	return h, err
+}
+
+// eachStored calls fn with the stored values of every doc in r, stopping at
+// its first error, which it returns naming the doc.
+func eachStored(r bindex.IndexReader, fn func(id string, fields, features []byte) error) error {
 	all, err := r.DocIDReaderAll()
 	if err != nil {
-		return h, err
+		return err
 	}
 	defer all.Close()
 	for {
 		iid, err := all.Next()
 		if err != nil || iid == nil {
-			return h, err
+			return err
 		}
 		id, err := r.ExternalID(iid)
 		if err != nil {
-			return h, err
+			return err
 		}
 		fields, features, err := stored(r, id)
 		if err == nil && fields != nil {
-			err = h.flipStored(id, fields, features)
+			err = fn(id, fields, features)
 		}
 		if err != nil {
-			return h, fmt.Errorf("doc %q: %w", id, err)
+			return fmt.Errorf("index: doc %q: %w", id, err)
 		}
 	}
 }
@@ -587,33 +594,19 @@ func (ix *Index) Walk(fn func(Doc) error) (mark []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := r.DocIDReaderAll()
-	if err != nil {
-		return nil, err
-	}
-	defer all.Close()
-	for {
-		iid, err := all.Next()
-		if err != nil || iid == nil {
-			return mark, err
-		}
-		id, err := r.ExternalID(iid)
-		if err != nil {
-			return nil, err
-		}
-		fields, features, err := stored(r, id)
+	err = eachStored(r, func(id string, fields, features []byte) error {
 		d := Doc{ID: id}
-		if err == nil && fields != nil {
-			err = decodeFields(fields, &d)
-		}
+		err := decodeFields(fields, &d)
 		if err == nil && features != nil {
 			d.Features, err = decodeFeatures(features)
 		}
-		if err == nil && fields != nil {
+		if err == nil {
 			err = fn(d)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("index: doc %q: %w", id, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return mark, nil
 }

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -105,7 +103,10 @@ func TestSeveralServersOneCorpus(t *testing.T) {
 
 	// Fault: b killed with -9 while it applies a large ingest, then
 	// restarted: it loses nothing the log acknowledged.
-	docs := writeSynthetic(t, filepath.Join(d.dir, "synthetic.jsonl"), 3000)
+	docs := filepath.Join(d.dir, "synthetic.jsonl")
+	if err := writeSyntheticJSONL(docs, 3000); err != nil {
+		t.Fatal(err)
+	}
 	ing := d.start("ingest", "ingest", "--redis", rs.URL, docs)
 	for deadline := time.Now().Add(30 * time.Second); d.status(b).Images <= 30 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
@@ -455,7 +456,7 @@ func (d *deployment) originalBlobs(t *testing.T) int {
 func demoCorpus(t *testing.T, n int) (string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	jsonl, err := demo.Extract(dir)
+	jsonl, err := demo.ExtractFirst(dir, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,10 +464,7 @@ func demoCorpus(t *testing.T, n int) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.SplitAfterN(string(b), "\n", n+1)[:n]
-	if err := os.WriteFile(jsonl, []byte(strings.Join(lines, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(b)), "\n")
 	distinct := map[string]bool{}
 	for _, l := range lines {
 		var rec struct{ Image string }
@@ -478,23 +476,4 @@ func demoCorpus(t *testing.T, n int) (string, int) {
 		distinct[blob.Ref(raw)] = true
 	}
 	return dir, len(distinct)
-}
-
-// writeSynthetic writes n docs with 297-d features and no image.
-func writeSynthetic(t *testing.T, path string, n int) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for i := range n {
-		f := make([]float32, 297)
-		for j := range f {
-			f[j] = rng.Float32()
-		}
-		enc.Encode(map[string]any{"id": fmt.Sprintf("syn-%d", i), "tags": []string{fmt.Sprintf("w%d", rng.IntN(200)), "synthetic"}, "features": f})
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

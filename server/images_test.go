@@ -20,8 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"context"
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/index/blob"
+	"github.com/kernelrank/kernelrank/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // encodeImage returns a w x h image of colour c, encoded as format (png or
@@ -382,5 +386,43 @@ func TestStatus(t *testing.T) {
 	}
 	if _, ready := do(t, s, "GET", "/readyz", nil, ""); !jsonEqual(ready["corpus"], corpus) {
 		t.Errorf("/readyz shows corpus %v, /v1/status %v", ready["corpus"], corpus)
+	}
+}
+
+// A Redis blob store's limits: an image over its cap per blob is 413, one
+// past its budget 507, and neither leaves a doc or a blob behind.
+func TestBlobStoreLimits(t *testing.T) {
+	o, err := cache.ParseRedisURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewUniversalClient(o)
+	defer rc.Close()
+	s, ix := newTestServer(t)
+	small := encodeImage(t, "png", 40, 30, color.RGBA{1, 2, 3, 255})
+	big := encodeImage(t, "png", 400, 300, color.RGBA{1, 2, 3, 255})
+	store := blob.NewRedis(rc, redistest.Prefix(t), int64(len(small))+10, 3*int64(len(small)))
+	defer store.Walk(context.Background(), func(name string) error { return store.Delete(context.Background(), name) })
+	cfg := s.cfg
+	cfg.Images = index.NewImages(store)
+	s = New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if rec, _ := do(t, s, "POST", "/v1/images", []byte(upload("big", big)), token); rec.Code != 413 {
+		t.Fatalf("over the cap per blob: %d %s, want 413", rec.Code, rec.Body)
+	}
+	// The original fits, its thumbnail is about as large: the second
+	// upload's blobs pass the budget.
+	mustPost(t, s, upload("one", small))
+	other := encodeImage(t, "png", 40, 30, color.RGBA{9, 9, 9, 255})
+	rec, body := do(t, s, "POST", "/v1/images", []byte(upload("two", other)), token)
+	if e, _ := body["error"].(map[string]any); rec.Code != 507 || e["code"] != "storage_full" {
+		t.Fatalf("past the budget: %d %v, want 507 storage_full", rec.Code, body)
+	}
+	for _, id := range []string{"big", "two"} {
+		if _, found, _ := ix.Get(id); found {
+			t.Errorf("refused upload %s is in the index", id)
+		}
+	}
+	if info, _ := store.Info(context.Background()); info.Count != 2 {
+		t.Errorf("blob store %+v, want only one's original and thumbnail", info)
 	}
 }

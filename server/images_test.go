@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image"
@@ -20,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"context"
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/index/blob"

@@ -20,29 +20,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index/blob"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // The deployment of the design notes, as real processes on a real Redis:
 // three servers and a worker share one corpus through the change log, and
 // stay one corpus through a server killed mid-apply, a Redis restart, a
-// trimmed log and concurrent writers of one id. (Redis Cluster runs the
-// same log and blob code in the index/replica and index/blob tests; the
-// processes here use a private server, to own its keys.)
+// trimmed log and concurrent writers of one id. The Redis is private (the
+// processes own its keys), with its append-only file on.
 func TestSeveralServersOneCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs five processes")
 	}
 	rs := redistest.StartAOF(t)
-	d := newDeployment(t, rs.URL)
+	severalServers(t, rs.URL, func() {
+		rs.Stop()
+		rs.Restart()
+	})
+}
+
+// The same on a private three-master Redis Cluster.
+func TestSeveralServersOneCorpusOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs five processes")
+	}
+	c := redistest.StartCluster(t, true)
+	severalServers(t, c.URL, c.Restart)
+}
+
+// severalServers runs the deployment on redisURL; restartRedis kills
+// Redis and starts it again from its append-only files.
+func severalServers(t *testing.T, redisURL string, restartRedis func()) {
+	d := newDeployment(t, redisURL)
 
 	// A small corpus through the log: 30 demo images.
 	corpusDir, distinct := demoCorpus(t, 30)
-	d.run("ingest", "--redis", rs.URL, corpusDir)
+	d.run("ingest", "--redis", redisURL, corpusDir)
 	a, b, c := d.serve("a"), d.serve("b"), d.serve("c")
-	w := d.start("worker", "worker", "--redis", rs.URL, "--cache-dir", filepath.Join(d.dir, "w"), "--log-level", "warn")
+	w := d.start("worker", "worker", "--redis", redisURL, "--cache-dir", filepath.Join(d.dir, "w"), "--log-level", "warn")
 	defer w.stop(t)
 	v := d.converged(a, b, c)
 	if v.Images != 30 {
@@ -107,7 +126,7 @@ func TestSeveralServersOneCorpus(t *testing.T) {
 	if err := writeSyntheticJSONL(docs, 3000); err != nil {
 		t.Fatal(err)
 	}
-	ing := d.start("ingest", "ingest", "--redis", rs.URL, docs)
+	ing := d.start("ingest", "ingest", "--redis", redisURL, docs)
 	for deadline := time.Now().Add(30 * time.Second); d.status(b).Images <= 30 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -124,8 +143,7 @@ func TestSeveralServersOneCorpus(t *testing.T) {
 	// Fault: Redis restarted (its append-only file on): the servers go on
 	// and nothing acknowledged is lost.
 	d.upload(a, "before-restart", []string{"zebra"}, color.RGBA{0, 0, 200, 255})
-	rs.Stop()
-	rs.Restart()
+	restartRedis()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if code, _ := d.do(b, "POST", "/v1/images", []byte(uploadBody(t, "after-restart", []string{"zebra"}, color.RGBA{0, 200, 0, 255}))); code == 200 {
 			break
@@ -169,7 +187,7 @@ func TestSeveralServersOneCorpus(t *testing.T) {
 	// every 10 entries); a new server starts from the snapshot and the
 	// log's tail.
 	if st := d.fullStatus(a); st.Corpus.Replica.Snapshot == "" {
-		t.Fatalf("no snapshot written: %+v", st)
+		t.Fatalf("no snapshot written: %+v\n%s", st, a.output()+b.output())
 	}
 	e := d.serve("e")
 	if v2 := d.converged(a, b, c, e); v2.Version != v.Version {
@@ -438,15 +456,21 @@ func (d *deployment) upload(n *node, id string, tags []string, c color.Color) {
 // originalBlobs counts the originals in the Redis blob store.
 func (d *deployment) originalBlobs(t *testing.T) int {
 	t.Helper()
-	out, err := exec.Command("redis-cli", "-u", d.redis, "--scan", "--pattern", "kr-blob:*").Output()
+	o, err := cache.ParseRedisURL(d.redis)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rc := redis.NewUniversalClient(o)
+	defer rc.Close()
 	originals := 0
-	for _, k := range strings.Fields(string(out)) {
-		if !strings.HasSuffix(k, ".thumb") && k != "kr-blob:stats" {
+	err = blob.NewRedis(rc, blob.DefaultPrefix, 0, 0).Walk(t.Context(), func(name string) error {
+		if blob.Original(name) == name {
 			originals++
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return originals
 }

@@ -134,7 +134,7 @@ func (f *Follower) maybeSnapshot(ctx context.Context) {
 			return
 		}
 	}
-	unlock, ok := f.log.Lock(ctx, "snapshotting", 5*time.Minute)
+	unlock, ok := f.log.Lock(ctx, "snapshotting", time.Minute)
 	if !ok {
 		return
 	}
@@ -181,7 +181,7 @@ func (f *Follower) step(ctx context.Context, block time.Duration) (int, error) {
 		}
 		if ok && Less(at.ID, s.ID) {
 			f.o.Log.Info("the log was trimmed past this replica: loading the snapshot", "applied", at.ID, "snapshot", s.ID, "docs", s.Docs)
-			return 1, f.load(ctx, s)
+			return 1, f.loadNewest(ctx, s)
 		}
 		// No snapshot covers the gap: Redis lost entries (restarted
 		// without its append-only file). Go on from here.
@@ -304,6 +304,24 @@ func (f *Follower) advance(p Pos, res *result) {
 	}
 	close(f.advanced)
 	f.advanced = make(chan struct{})
+}
+
+// loadNewest loads snapshot s or, when a newer snapshot replaces it while
+// it loads (its chunks are dropped), the newer one.
+func (f *Follower) loadNewest(ctx context.Context, s Snapshot) error {
+	for range 5 {
+		err := f.load(ctx, s)
+		if !errors.Is(err, errSnapshotGone) {
+			return err
+		}
+		newer, ok, rerr := f.log.Snapshot(ctx)
+		if rerr != nil || !ok || newer.ID == s.ID {
+			return errors.Join(err, rerr)
+		}
+		f.o.Log.Info("a newer snapshot replaced the one loading: loading it", "snapshot", newer.ID)
+		s = newer
+	}
+	return fmt.Errorf("replica: snapshots replaced faster than one loads")
 }
 
 // load replaces the replica's docs by the snapshot's: its docs are

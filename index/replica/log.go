@@ -227,5 +227,15 @@ func (l *Log) Lock(ctx context.Context, name string, ttl time.Duration) (unlock 
 	if err != nil || !ok {
 		return nil, false
 	}
-	return func() { l.rc.Del(context.WithoutCancel(ctx), key) }, true
+	return func() {
+		// A lock left held (Redis restarting as it is released) would stop
+		// the work everywhere until it expires: try again for a while.
+		ctx := context.WithoutCancel(ctx)
+		for range 20 {
+			if l.rc.Del(ctx, key).Err() == nil {
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}, true
 }

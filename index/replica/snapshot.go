@@ -10,6 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// errSnapshotGone is the error of reading a snapshot whose chunks a newer
+// one dropped.
+var errSnapshotGone = errors.New("replica: the snapshot is gone (a newer one replaced it)")
+
 // snapChunk is the number of docs per snapshot key (about 1.5 MB with
 // 297-d vectors).
 const snapChunk = 500
@@ -90,7 +94,7 @@ func (l *Log) writeSnapshot(ctx context.Context, pos Pos, version string, walk f
 func (l *Log) readChunk(ctx context.Context, s Snapshot, i int) ([]index.Doc, error) {
 	b, err := l.rc.Get(ctx, l.chunk(s.ID, i)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("replica: chunk %d of snapshot %s is gone (a newer snapshot replaced it)", i, s.ID)
+		return nil, fmt.Errorf("%w: chunk %d of snapshot %s", errSnapshotGone, i, s.ID)
 	}
 	var e Entry
 	if err == nil {

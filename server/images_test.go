@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -24,6 +25,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/index/blob"
+	"github.com/kernelrank/kernelrank/index/replica"
 	"github.com/kernelrank/kernelrank/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -424,5 +426,45 @@ func TestBlobStoreLimits(t *testing.T) {
 	}
 	if info, _ := store.Info(context.Background()); info.Count != 2 {
 		t.Errorf("blob store %+v, want only one's original and thumbnail", info)
+	}
+}
+
+// A replica further behind its corpus log than Config.MaxLagEntries says
+// "degraded" in /v1/status and /readyz, and is "ok" again once it has
+// caught up.
+func TestStatusDegradedWhenBehind(t *testing.T) {
+	o, err := cache.ParseRedisURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewUniversalClient(o)
+	defer rc.Close()
+	l := replica.NewLog(rc, redistest.Prefix(t))
+	defer l.Drop(context.Background())
+	_, ix := newTestServer(t)
+	f, err := replica.NewFollower(l, ix, replica.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(ix, Config{Replica: f, Writer: replica.Writer{F: f}, MaxLagEntries: 2}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for i := range 3 {
+		if _, err := l.Append(t.Context(), replica.Entry{Delete: []string{fmt.Sprint("none-", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, body := do(t, s, "GET", "/v1/status", nil, "")
+	corpus, _ := body["corpus"].(map[string]any)
+	rep, _ := corpus["replica"].(map[string]any)
+	if rec.Code != 200 || body["status"] != "degraded" || rep["lag_entries"] != 3.0 || rep["lag_seconds"].(float64) < 0 {
+		t.Fatalf("3 entries behind, at most 2 allowed: %d %v", rec.Code, body)
+	}
+	if _, ready := do(t, s, "GET", "/readyz", nil, ""); ready["status"] != "degraded" {
+		t.Fatalf("/readyz: %v", ready)
+	}
+	if err := f.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := do(t, s, "GET", "/v1/status", nil, ""); body["status"] != "ok" {
+		t.Fatalf("caught up: %v", body)
 	}
 }

@@ -21,6 +21,7 @@ import (
 //	m/dim      uint32 LE: the feature dimension, absent until a doc has features
 //	m/corpus   the corpus version (version.go): 16 bytes, written with every
 //	           batch; an index without it gets it on Open
+//	m/mark     the Mark: a replica's position in the change log it applies
 //
 // Per-doc values must not go there: scorch keeps the internal store in
 // memory, copies it on every batch and rewrites all of it on every persist,
@@ -30,17 +31,18 @@ const (
 	keyVersion = "m/version"
 	keyDim     = "m/dim"
 	keyCorpus  = "m/corpus"
+	keyMark    = "m/mark"
 )
 
 var errCorrupt = errors.New("index: corrupt stored value")
 
 // encodeFields packs the stored fields of d (not its id, which bleve keeps,
 // nor its features, stored apart) as uvarint-length-prefixed strings: title,
-// image, the tag count and tags, the label count and labels: it is on the
-// path of every rendered result, and decodes in a fraction of the time JSON
-// takes.
+// image, the tag count and tags, the label count and labels, the image's
+// SHA-256 (hex): it is on the path of every rendered result, and decodes in
+// a fraction of the time JSON takes.
 func encodeFields(d *Doc) []byte {
-	n := 3*binary.MaxVarintLen64 + len(d.Title) + len(d.Image)
+	n := 4*binary.MaxVarintLen64 + len(d.Title) + len(d.Image) + len(d.ImageSHA256)
 	for _, s := range d.Tags {
 		n += binary.MaxVarintLen64 + len(s)
 	}
@@ -51,7 +53,8 @@ func encodeFields(d *Doc) []byte {
 	b = appendString(b, d.Title)
 	b = appendString(b, d.Image)
 	b = appendStrings(b, d.Tags)
-	return appendStrings(b, d.Labels)
+	b = appendStrings(b, d.Labels)
+	return appendString(b, d.ImageSHA256)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -75,6 +78,7 @@ func decodeFields(b []byte, d *Doc) error {
 	d.Image = r.string()
 	d.Tags = r.strings()
 	d.Labels = r.strings()
+	d.ImageSHA256 = r.string()
 	if r.bad || len(r.b) != 0 {
 		return errCorrupt
 	}

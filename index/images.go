@@ -2,8 +2,7 @@ package index
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -11,11 +10,10 @@ import (
 	"image/png"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/kernelrank/kernelrank/features"
+	"github.com/kernelrank/kernelrank/index/blob"
 	"golang.org/x/image/draw"
 	"golang.org/x/sync/singleflight"
 )
@@ -45,50 +43,65 @@ var (
 	// ErrBadImage is wrapped by the error of an image (uploaded or a file)
 	// that does not decode.
 	ErrBadImage = errors.New("image does not decode")
-	// ErrNoImageDir is returned by Add for an upload to a store without a
-	// directory: it keeps no files.
-	ErrNoImageDir = errors.New("index: no image directory to store uploads in")
+	// ErrNoImageDir is returned by Add for an upload to an Images without
+	// a blob store: it keeps no bytes.
+	ErrNoImageDir = errors.New("index: no blob store to keep uploads in")
 )
 
-// Images keeps the image files of a server in one directory:
-//
-//	<id>.<hash>.<ext>   an uploaded image, the bytes as sent; hash is the first
-//	                    32 hex digits of their SHA-256, ext png, jpg or gif
-//	.thumbs/<id>.<key>  its thumbnail (PNG, JPEG for a JPEG), key its hash; for
-//	                    an image elsewhere (an ingested corpus) a hash of its
-//	                    path, size and modification time, built on first use
-//	.tmp-*              a file being written
-//
-// An id never starts with '.', so those names are the store's own. Files are
-// written under a temporary name and renamed into place, and an upload's
-// name is its content's, so a write never changes a file an indexed doc
-// refers to: a batch the index refuses, or a crash, leaves only files no doc
-// refers to, which Sweep removes. The index records an upload by its bare
-// name, relative to the directory.
+// Images serves and keeps the image bytes of a corpus in a blob store
+// (index/blob): an upload's bytes under their SHA-256 (the doc's
+// ImageSHA256, its Image empty), and every image's thumbnail under that
+// hash's thumbnail name, built on first use for an ingested image (whose
+// bytes stay in their file, Image). A blob is written before the doc that
+// refers to it and removed once no doc refers to it, so a refused batch, a
+// crash or a lost race leaves only unreferenced blobs, which Sweep
+// removes.
 type Images struct {
-	dir string // "" keeps nothing: thumbnails are built on every request
-	// mu serialises Add and Delete: which files a batch may remove is
-	// decided from the docs it replaces.
-	mu     sync.Mutex
+	blobs  blob.Store // nil keeps nothing: uploads are refused, thumbnails built on every request
 	builds singleflight.Group
 	slots  chan struct{} // decodeSlots
 }
 
-// NewImages returns the store of dir (created when first written).
-func NewImages(dir string) *Images {
-	if dir != "" {
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
-		}
-	}
-	return &Images{dir: dir, slots: make(chan struct{}, decodeSlots)}
+// NewImages returns the image store over blobs (nil: none).
+func NewImages(blobs blob.Store) *Images {
+	return &Images{blobs: blobs, slots: make(chan struct{}, decodeSlots)}
 }
 
-const (
-	thumbDir  = ".thumbs"
-	tmpPrefix = ".tmp-"
-	hashLen   = 32
-)
+// Blobs returns the blob store, nil if none.
+func (s *Images) Blobs() blob.Store { return s.blobs }
+
+// Writer applies changes to the corpus: the index itself (Local), or a
+// change log that every replica applies (index/replica).
+type Writer interface {
+	// Add adds docs as Index.Add does and returns the stored docs they
+	// replaced, in the order the corpus applied the changes.
+	Add(ctx context.Context, docs []Doc) (replaced []Doc, err error)
+	// Delete deletes ids and returns the stored docs deleted.
+	Delete(ctx context.Context, ids []string) (deleted []Doc, err error)
+	// Settled runs fn once the local index has applied every change made
+	// so far, while it applies no other: what fn reads of the index is the
+	// corpus's latest state.
+	Settled(ctx context.Context, fn func()) error
+}
+
+// Local is the Writer of a corpus that is one index.
+type Local struct{ Index *Index }
+
+// Add implements Writer.
+func (l Local) Add(_ context.Context, docs []Doc) ([]Doc, error) { return l.Index.AddAt(docs, nil) }
+
+// Delete implements Writer.
+func (l Local) Delete(_ context.Context, ids []string) ([]Doc, error) {
+	return l.Index.DeleteAt(ids, nil)
+}
+
+// Settled implements Writer.
+func (l Local) Settled(_ context.Context, fn func()) error {
+	l.Index.wmu.Lock()
+	defer l.Index.wmu.Unlock()
+	fn()
+	return nil
+}
 
 // ImageInfo describes an image file.
 type ImageInfo struct {
@@ -104,7 +117,7 @@ type Upload struct {
 	Features []float32
 	raw      []byte
 	thumb    []byte
-	name     string
+	hash     string
 }
 
 // Prepare checks and decodes the image raw of doc id and computes its
@@ -133,16 +146,10 @@ func (s *Images) Prepare(id string, raw []byte) (*Upload, error) {
 		return nil, err
 	}
 	v := features.Visual(img)
-	up := &Upload{Features: make([]float32, len(v)), raw: raw, thumb: thumb}
+	up := &Upload{Features: make([]float32, len(v)), raw: raw, thumb: thumb, hash: blob.Ref(raw)}
 	for i, x := range v {
 		up.Features[i] = float32(x)
 	}
-	sum := sha256.Sum256(raw)
-	ext := format
-	if ext == "jpeg" {
-		ext = "jpg"
-	}
-	up.name = id + "." + hex.EncodeToString(sum[:hashLen/2]) + "." + ext
 	return up, nil
 }
 
@@ -168,167 +175,176 @@ func makeThumbnail(img image.Image, format string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// Add writes the uploads and adds docs to ix, ups[i] being the upload of
-// docs[i] or nil. An invalid batch writes nothing; when the index refuses
-// the batch, the files written for it are removed. Once the batch is in, the
-// files of the images it replaced or dropped are removed.
-func (s *Images) Add(ix *Index, docs []Doc, ups []*Upload) error {
+// Add writes the uploads' blobs and adds docs through w, ups[i] being the
+// upload of docs[i] or nil; ix is the local index w applies to. An invalid
+// batch writes nothing. Once the batch is in, the blobs of the images it
+// replaced, and of its own when w refused it, are removed unless a doc
+// still refers to them.
+func (s *Images) Add(ctx context.Context, ix *Index, w Writer, docs []Doc, ups []*Upload) error {
 	if err := ix.Validate(docs); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, len(docs))
 	last := make(map[string]int, len(docs))
 	for i, d := range docs {
-		ids[i], last[d.ID] = d.ID, i
+		last[d.ID] = i
 	}
-	old, err := ix.GetMany(ids)
-	if err != nil {
-		return err
-	}
-	var created []string
+	var written []*Upload
 	for i, up := range ups {
 		if up == nil || last[docs[i].ID] != i {
-			continue // Add keeps the last doc of an id: no file for the others
+			continue // Add keeps the last doc of an id: no blob for the others
 		}
-		if s.dir == "" {
+		if s.blobs == nil {
 			return ErrNoImageDir
 		}
-		for _, f := range []struct {
-			path string
-			data []byte
-		}{
-			{filepath.Join(s.dir, up.name), up.raw},
-			{filepath.Join(s.dir, thumbDir, trimExt(up.name)), up.thumb},
-		} {
-			made, err := writeNew(f.path, f.data)
-			if made {
-				created = append(created, f.path)
-			}
-			if err != nil {
-				removeAll(created)
-				return err
-			}
+		written = append(written, up)
+		if err := s.put(ctx, up); err != nil {
+			s.discard(ctx, ix, w, uploadHashes(written))
+			return err
 		}
-		docs[i].Image = up.name
+		docs[i].Image, docs[i].ImageSHA256 = "", up.hash
 	}
-	if err := ix.Add(docs); err != nil {
-		removeAll(created)
+	replaced, err := w.Add(ctx, docs)
+	if err != nil {
+		s.discard(ctx, ix, w, uploadHashes(written))
 		return err
 	}
-	for i, d := range docs {
-		if last[d.ID] == i && old[i].ID != "" && old[i].Image != d.Image {
-			s.discard(old[i])
+	var putErr error
+	err = w.Settled(ctx, func() {
+		// A writer that replaced or deleted the last doc of the same bytes
+		// meanwhile may have removed our blobs: write those a doc still
+		// refers to again. (A later change may have replaced ours: then
+		// they stay removed.)
+		for _, up := range written {
+			if n, err := ix.ImageRefs(up.hash); err == nil && n > 0 && putErr == nil {
+				putErr = s.put(ctx, up)
+			}
 		}
-	}
-	return nil
+		s.dropUnreferenced(ctx, ix, docHashes(replaced))
+	})
+	return errors.Join(err, putErr)
 }
 
-// Delete removes doc id from ix, then its files; it reports whether the doc
-// existed.
-func (s *Images) Delete(ix *Index, id string) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, found, err := ix.Get(id)
-	if err != nil || !found {
-		return found, err
+func (s *Images) put(ctx context.Context, up *Upload) error {
+	if err := s.blobs.Put(ctx, up.hash, up.raw); err != nil {
+		return err
 	}
-	if err := ix.Delete([]string{id}); err != nil {
-		return true, err
+	return s.blobs.Put(ctx, blob.ThumbName(up.hash), up.thumb)
+}
+
+func uploadHashes(ups []*Upload) []string {
+	out := make([]string, len(ups))
+	for i, up := range ups {
+		out[i] = up.hash
 	}
-	s.discard(d)
+	return out
+}
+
+func docHashes(docs []Doc) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.ImageSHA256
+	}
+	return out
+}
+
+// Delete removes doc id through w, then its blobs unless another doc
+// refers to them; it reports whether the doc existed.
+func (s *Images) Delete(ctx context.Context, ix *Index, w Writer, id string) (bool, error) {
+	deleted, err := w.Delete(ctx, []string{id})
+	if err != nil || len(deleted) == 0 {
+		return false, err
+	}
+	s.discard(ctx, ix, w, docHashes(deleted))
 	return true, nil
 }
 
-// discard removes the thumbnail of d, no longer indexed, and its image when
-// the store owns it. A file left behind (an I/O error) is only an orphan,
-// which the next Sweep removes.
-func (s *Images) discard(d Doc) {
-	if s.dir == "" || d.Image == "" {
+// discard removes the blobs of the image hashes no doc refers to once the
+// index has caught up with the corpus. A blob left behind (Redis or I/O
+// failing) is only an orphan, which Sweep removes.
+func (s *Images) discard(ctx context.Context, ix *Index, w Writer, hashes []string) {
+	_ = w.Settled(ctx, func() { s.dropUnreferenced(ctx, ix, hashes) })
+}
+
+// dropUnreferenced removes the blobs (original and thumbnail) of the
+// hashes no doc of ix refers to.
+func (s *Images) dropUnreferenced(ctx context.Context, ix *Index, hashes []string) {
+	if s.blobs == nil {
 		return
 	}
-	if key, err := s.thumbKey(d); err == nil {
-		_ = os.Remove(filepath.Join(s.dir, thumbDir, key))
-	}
-	if s.owns(d) {
-		_ = os.Remove(s.path(d))
+	for _, h := range hashes {
+		if h == "" {
+			continue
+		}
+		if n, err := ix.ImageRefs(h); err == nil && n == 0 {
+			_ = s.blobs.Delete(ctx, h)
+			_ = s.blobs.Delete(ctx, blob.ThumbName(h))
+		}
 	}
 }
 
-// path is the file of d's image: uploads are recorded relative to the store.
-func (s *Images) path(d Doc) string {
-	if d.Image == "" || filepath.IsAbs(d.Image) {
-		return d.Image
+// original returns the bytes of d's image: its file, or its blob.
+func (s *Images) original(ctx context.Context, d Doc) ([]byte, error) {
+	var b []byte
+	var err error
+	switch {
+	case d.Image != "":
+		b, err = os.ReadFile(d.Image)
+	case d.ImageSHA256 != "" && s.blobs != nil:
+		b, err = s.blobs.Get(ctx, d.ImageSHA256)
+	default:
+		return nil, ErrNoImage
 	}
-	return filepath.Join(s.dir, d.Image)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, blob.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %v", ErrNoImage, err)
+	}
+	return b, err
 }
 
-// owns reports whether d's image is a file of the store (also one written,
-// with its absolute path, by an older version).
-func (s *Images) owns(d Doc) bool {
-	return s.dir != "" && d.Image != "" && filepath.Dir(s.path(d)) == s.dir
-}
-
-// thumbKey names the thumbnail of d's image: an upload's name without its
-// extension (the name carries the content's hash); for any other file, a
-// hash of its path, size and modification time, so a file changed in place
-// gets a new thumbnail.
-func (s *Images) thumbKey(d Doc) (string, error) {
-	if !filepath.IsAbs(d.Image) {
-		return trimExt(d.Image), nil
-	}
-	st, err := os.Stat(d.Image)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoImage, errors.Unwrap(err))
-	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", d.Image, st.Size(), st.ModTime().UnixNano()))
-	return d.ID + "." + hex.EncodeToString(sum[:hashLen/2]), nil
-}
+// HasImage reports whether d has an image, in a file or in the store.
+func (d Doc) HasImage() bool { return d.Image != "" || d.ImageSHA256 != "" }
 
 // Info reads the header of d's image.
-func (s *Images) Info(d Doc) (ImageInfo, error) {
-	f, err := os.Open(s.path(d))
+func (s *Images) Info(ctx context.Context, d Doc) (ImageInfo, error) {
+	b, err := s.original(ctx, d)
 	if err != nil {
-		return ImageInfo{}, fmt.Errorf("%w: %v", ErrNoImage, errors.Unwrap(err))
+		return ImageInfo{}, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return ImageInfo{}, fmt.Errorf("%w: %v", ErrNoImage, errors.Unwrap(err))
-	}
-	cfg, format, err := image.DecodeConfig(f)
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
 		return ImageInfo{}, fmt.Errorf("%w: %v", ErrBadImage, err)
 	}
-	return ImageInfo{Format: format, Width: cfg.Width, Height: cfg.Height, Bytes: st.Size()}, nil
+	return ImageInfo{Format: format, Width: cfg.Width, Height: cfg.Height, Bytes: int64(len(b))}, nil
 }
 
 // Thumbnail returns the thumbnail of d's image, PNG or JPEG. One missing
-// (an ingested corpus, or an upload of an older version) is built once and
-// kept; concurrent requests for it share the build.
-func (s *Images) Thumbnail(d Doc) ([]byte, error) {
-	if d.Image == "" {
+// (an ingested image) is built once and kept; concurrent requests for it
+// share the build.
+func (s *Images) Thumbnail(ctx context.Context, d Doc) ([]byte, error) {
+	if !d.HasImage() {
 		return nil, ErrNoImage
 	}
-	key, err := s.thumbKey(d)
-	if err != nil {
-		return nil, err
-	}
-	p := filepath.Join(s.dir, thumbDir, key)
-	if s.dir != "" {
-		if b, err := os.ReadFile(p); err == nil {
+	name := ""
+	if d.ImageSHA256 != "" && s.blobs != nil {
+		name = blob.ThumbName(d.ImageSHA256)
+		if b, err := s.blobs.Get(ctx, name); err == nil {
 			return b, nil
 		}
 	}
-	v, err, _ := s.builds.Do(key, func() (any, error) {
+	v, err, _ := s.builds.Do(name+"\x00"+d.Image, func() (any, error) {
 		s.slots <- struct{}{}
 		defer func() { <-s.slots }()
-		b, err := buildThumbnail(s.path(d))
-		if err == nil && s.dir != "" {
+		raw, err := s.original(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		img, format, err := features.DecodeLimit(bytes.NewReader(raw), features.MaxPixels)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadImage, strings.TrimPrefix(err.Error(), "features: "))
+		}
+		b, err := makeThumbnail(img, format)
+		if err == nil && name != "" {
 			// Failing to keep it only costs the next request a build.
-			_ = os.MkdirAll(filepath.Dir(p), 0o755)
-			_ = writeAtomic(p, b)
+			_ = s.blobs.Put(ctx, name, b)
 		}
 		return b, err
 	})
@@ -338,142 +354,32 @@ func (s *Images) Thumbnail(d Doc) ([]byte, error) {
 	return v.([]byte), nil
 }
 
-func buildThumbnail(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoImage, errors.Unwrap(err))
-	}
-	defer f.Close()
-	img, format, err := features.DecodeLimit(f, features.MaxPixels)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadImage, strings.TrimPrefix(err.Error(), "features: "))
-	}
-	return makeThumbnail(img, format)
-}
-
-// Sweep removes, from the store's directory, what a crash or an older
-// version left: temporary files, images no doc refers to, thumbnails of no
-// indexed image. It removes only files named as the store names them, and
-// nothing when it cannot read a doc. Run it before the store is used.
-func (s *Images) Sweep(ix *Index) (removed int, err error) {
-	if s.dir == "" {
+// Sweep removes the blobs no doc of ix refers to: what a crash, a refused
+// batch or a lost race left. Run it once the index has caught up with the
+// corpus, before the store is used.
+func (s *Images) Sweep(ctx context.Context, ix *Index) (removed int, err error) {
+	if s.blobs == nil {
 		return 0, nil
 	}
-	// keep says whether the file name in dir belongs to an indexed doc,
-	// given the id its name gives; ok is false for names not the store's.
-	sweep := func(dir string, parse func(name string) (id string, ok bool), keep func(d Doc, name string) bool) error {
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.Type().IsRegular() {
-				continue
-			}
-			drop := strings.HasPrefix(name, tmpPrefix)
-			if id, ok := parse(name); ok && !drop {
-				d, found, err := ix.Get(id)
-				if err != nil {
-					return err
-				}
-				drop = !found || !keep(d, name)
-			}
-			if drop {
-				if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return err
-				}
-				removed++
-			}
+	refs := map[string]bool{}
+	if _, err := ix.Walk(func(d Doc) error {
+		refs[d.ImageSHA256] = true
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	var drop []string
+	err = s.blobs.Walk(ctx, func(name string) error {
+		if !refs[blob.Original(name)] {
+			drop = append(drop, name)
 		}
 		return nil
-	}
-	err = sweep(s.dir, parseImageName, func(d Doc, name string) bool {
-		return s.owns(d) && filepath.Base(s.path(d)) == name
 	})
-	if err == nil {
-		err = sweep(filepath.Join(s.dir, thumbDir), parseThumbName, func(d Doc, name string) bool {
-			key, err := s.thumbKey(d)
-			return d.Image != "" && err == nil && key == name
-		})
+	for _, name := range drop {
+		if err := s.blobs.Delete(ctx, name); err != nil {
+			return removed, err
+		}
+		removed++
 	}
 	return removed, err
-}
-
-// parseImageName gives the id of an image file: <id>.<hash>.<ext>, or
-// <id>.png as older versions wrote them.
-func parseImageName(name string) (string, bool) {
-	ext := filepath.Ext(name)
-	switch ext {
-	case ".png", ".jpg", ".gif":
-	default:
-		return "", false
-	}
-	stem := strings.TrimSuffix(name, ext)
-	if id, ok := parseThumbName(stem); ok {
-		return id, true
-	}
-	return stem, stem != "" && !strings.HasPrefix(stem, ".")
-}
-
-// parseThumbName gives the id of a thumbnail: <id>.<hash>.
-func parseThumbName(name string) (string, bool) {
-	i := strings.LastIndexByte(name, '.')
-	if i <= 0 || len(name)-i-1 != hashLen || strings.HasPrefix(name, ".") {
-		return "", false
-	}
-	if _, err := hex.DecodeString(name[i+1:]); err != nil {
-		return "", false
-	}
-	return name[:i], true
-}
-
-func trimExt(name string) string { return strings.TrimSuffix(name, filepath.Ext(name)) }
-
-// writeNew writes data to path unless a file is there (an upload's name is
-// its content's, so that file holds the same bytes); made says whether it
-// wrote one.
-func writeNew(path string, data []byte) (made bool, err error) {
-	if _, err := os.Stat(path); err == nil {
-		return false, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, err
-	}
-	return true, writeAtomic(path, data)
-}
-
-// writeAtomic writes data to a temporary file beside path, syncs it and
-// renames it to path, so path is never seen half written.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+"*")
-	if err != nil {
-		return err
-	}
-	err = f.Chmod(0o644) // CreateTemp's 0600, as other files of the index are readable
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
-func removeAll(paths []string) {
-	for _, p := range paths {
-		_ = os.Remove(p)
-	}
 }

@@ -26,12 +26,12 @@ func TestPrepareLimits(t *testing.T) {
 		{"bad id", "..", small.Bytes(), ErrInvalid},
 	}
 	for _, c := range cases {
-		if _, err := NewImages("").Prepare(c.id, c.raw); !errors.Is(err, c.want) {
+		if _, err := NewImages(nil).Prepare(c.id, c.raw); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	up, err := NewImages("").Prepare("a", small.Bytes())
-	if err != nil || len(up.Features) != 297 || up.name != "a."+hexSHA256(small.Bytes())[:32]+".png" {
+	up, err := NewImages(nil).Prepare("a", small.Bytes())
+	if err != nil || len(up.Features) != 297 || up.hash != hexSHA256(small.Bytes()) {
 		t.Errorf("a small PNG: %+v %v", up, err)
 	}
 }

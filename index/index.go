@@ -31,7 +31,7 @@ import (
 // formatVersion marks indexes written by this package. Bump it whenever the
 // mapping, the analyser or the internal layout changes, so that an old index
 // is refused with ErrIncompatible instead of silently mis-matching.
-const formatVersion = "kernelrank-index/1"
+const formatVersion = "kernelrank-index/2"
 
 var (
 	// ErrIncompatible is returned by Open for a directory holding a bleve
@@ -46,8 +46,13 @@ type Doc struct {
 	ID    string   `json:"id"`
 	Tags  []string `json:"tags"`
 	Title string   `json:"title"`
-	// Image is the path to the image file; it may be empty.
+	// Image is the path to the image file; it may be empty (an upload's
+	// bytes are in the blob store, under ImageSHA256).
 	Image string `json:"image"`
+	// ImageSHA256 is the hex SHA-256 of the image's bytes, empty for a doc
+	// without an image. It, not the path, is what the corpus version
+	// covers; ingest fills it from the file.
+	ImageSHA256 string `json:"image_sha256,omitempty"`
 	// Features is the visual vector; it may be nil.
 	Features []float32 `json:"features"`
 	// Labels are ground-truth labels for evaluation; optional.
@@ -69,6 +74,7 @@ type Index struct {
 	df      map[string]int // tag key (see tagKey) -> number of docs with the tag
 	dim     int            // feature dimension, 0 until a doc has features
 	version corpusHash     // see Version
+	mark    []byte         // see Mark
 
 	// life guards the direct use of bleve's reader against Close.
 	life   sync.RWMutex
@@ -145,13 +151,15 @@ func load(bi bleve.Index) (*Index, error) {
 	if err := ix.countTags(r); err != nil {
 		return nil, err
 	}
+	if m, _ := r.GetInternal([]byte(keyMark)); len(m) > 0 {
+		ix.mark = m
+	}
 	b, _ := r.GetInternal([]byte(keyCorpus))
 	if len(b) == len(ix.version) {
 		copy(ix.version[:], b)
 		return ix, nil
 	}
-	// An index written before the corpus version existed: hash every doc
-	// once and keep the result.
+	// An index that has never had a batch: hash every doc once and keep it.
 	if ix.version, err = hashAll(r); err != nil {
 		return nil, err
 	}
@@ -164,26 +172,33 @@ func load(bi bleve.Index) (*Index, error) {
 // hashAll returns the corpus hash of every doc in r.
 func hashAll(r bindex.IndexReader) (corpusHash, error) {
 	var h corpusHash
+	err := eachStored(r, h.flipStored)
+	return h, err
+}
+
+// eachStored calls fn with the stored values of every doc in r, stopping at
+// its first error, which it returns naming the doc.
+func eachStored(r bindex.IndexReader, fn func(id string, fields, features []byte) error) error {
 	all, err := r.DocIDReaderAll()
 	if err != nil {
-		return h, err
+		return err
 	}
 	defer all.Close()
 	for {
 		iid, err := all.Next()
 		if err != nil || iid == nil {
-			return h, err
+			return err
 		}
 		id, err := r.ExternalID(iid)
 		if err != nil {
-			return h, err
+			return err
 		}
 		fields, features, err := stored(r, id)
-		if err != nil {
-			return h, fmt.Errorf("doc %q: %w", id, err)
+		if err == nil && fields != nil {
+			err = fn(id, fields, features)
 		}
-		if fields != nil {
-			h.flip(id, fields, features)
+		if err != nil {
+			return fmt.Errorf("index: doc %q: %w", id, err)
 		}
 	}
 }
@@ -376,12 +391,20 @@ func stored(r bindex.IndexReader, id string) (fields, features []byte, err error
 // Otherwise the whole batch, index terms, stored fields and vectors, becomes
 // visible at once.
 func (ix *Index) Add(docs []Doc) error {
+	_, err := ix.AddAt(docs, nil)
+	return err
+}
+
+// AddAt is Add that, unless mark is nil, also records mark as the index's
+// Mark in the same batch. It returns the stored docs the batch replaced
+// (without features).
+func (ix *Index) AddAt(docs []Doc, mark []byte) (replaced []Doc, err error) {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
 	dim, err := ix.validate(docs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	last := make(map[string]int, len(docs))
 	for i := range docs {
@@ -392,30 +415,29 @@ func (ix *Index) Add(docs []Doc) error {
 	m := ix.bi.Mapping()
 	delta := map[string]int{}
 	var ver corpusHash
-	err = ix.forOld(docs, last, delta, &ver, func(i int) error {
+	replaced, err = ix.forOld(docs, last, delta, &ver, func(i int) error {
 		d := &docs[i]
 		keys := ix.addTags(delta, d.Tags, 1)
 		bd := document.NewDocument(d.ID)
-		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title}); err != nil {
+		if err := m.MapDocument(bd, indexedDoc{ID: d.ID, Tags: d.Tags, TagKeys: keys, Title: d.Title, ImageHash: d.ImageSHA256}); err != nil {
 			return fmt.Errorf("index: doc %q: %w", d.ID, err)
 		}
-		fields := encodeFields(d)
-		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, fields, bindex.StoreField, nil))
+		bd.AddField(document.NewTextFieldCustom(fieldStored, nil, encodeFields(d), bindex.StoreField, nil))
 		var features []byte
 		if len(d.Features) > 0 {
 			features = encodeFeatures(d.Features)
 			bd.AddField(document.NewTextFieldCustom(fieldFeatures, nil, features, bindex.StoreField, nil))
 		}
-		ver.flip(d.ID, fields, features)
+		ver.flip(d, features)
 		return b.IndexAdvanced(bd)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if dim != ix.Dim() {
 		b.SetInternal([]byte(keyDim), binary.LittleEndian.AppendUint32(nil, uint32(dim)))
 	}
-	return ix.commit(b, delta, dim, ver)
+	return replaced, ix.commit(b, delta, dim, ver, mark)
 }
 
 // Validate returns the error Add would give docs for an invalid doc, or nil;
@@ -440,6 +462,14 @@ func (ix *Index) validate(docs []Doc) (int, error) {
 
 // Delete removes the docs ids; unknown ids are ignored.
 func (ix *Index) Delete(ids []string) error {
+	_, err := ix.DeleteAt(ids, nil)
+	return err
+}
+
+// DeleteAt is Delete that, unless mark is nil, also records mark as the
+// index's Mark in the same batch; with no ids it records only the mark.
+// It returns the stored docs it deleted (without features).
+func (ix *Index) DeleteAt(ids []string, mark []byte) (deleted []Doc, err error) {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 
@@ -452,23 +482,23 @@ func (ix *Index) Delete(ids []string) error {
 	b := ix.bi.NewBatch()
 	delta := map[string]int{}
 	var ver corpusHash
-	err := ix.forOld(docs, last, delta, &ver, func(i int) error {
+	deleted, err = ix.forOld(docs, last, delta, &ver, func(i int) error {
 		b.Delete(ids[i])
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ix.commit(b, delta, ix.Dim(), ver)
+	return deleted, ix.commit(b, delta, ix.Dim(), ver, mark)
 }
 
 // forOld calls write for the last occurrence of each id in docs, after
 // subtracting the tags of the stored doc it replaces (if any) from delta and
-// its hash from ver.
-func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, ver *corpusHash, write func(i int) error) error {
+// its hash from ver; it returns those stored docs.
+func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, ver *corpusHash, write func(i int) error) (olds []Doc, err error) {
 	r, release, err := ix.reader()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	for i := range docs {
@@ -477,27 +507,32 @@ func (ix *Index) forOld(docs []Doc, last map[string]int, delta map[string]int, v
 		}
 		fields, features, err := stored(r, docs[i].ID)
 		if fields != nil {
-			var old Doc
+			old := Doc{ID: docs[i].ID}
 			if err = decodeFields(fields, &old); err == nil {
 				ix.addTags(delta, old.Tags, -1)
-				ver.flip(docs[i].ID, fields, features)
+				ver.flip(&old, features)
+				olds = append(olds, old)
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("index: doc %q: %w", docs[i].ID, err)
+			return nil, fmt.Errorf("index: doc %q: %w", docs[i].ID, err)
 		}
 		if err := write(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return olds, nil
 }
 
-// commit writes b with the corpus version changed by ver and, once it is
-// in, applies the frequency delta, the feature dimension and the version.
-func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpusHash) error {
-	if b.Size() == 0 {
+// commit writes b with the corpus version changed by ver and the mark
+// (unless nil) and, once it is in, applies the frequency delta, the
+// feature dimension, the version and the mark.
+func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpusHash, mark []byte) error {
+	if b.Size() == 0 && mark == nil {
 		return nil
+	}
+	if mark != nil {
+		b.SetInternal([]byte(keyMark), mark)
 	}
 	ix.mu.RLock()
 	ver.xor(ix.version)
@@ -515,5 +550,63 @@ func (ix *Index) commit(b *bleve.Batch, delta map[string]int, dim int, ver corpu
 	}
 	ix.dim = dim
 	ix.version = ver
+	if mark != nil {
+		ix.mark = slices.Clone(mark)
+	}
 	return nil
+}
+
+// Mark returns the mark the last AddAt or DeleteAt recorded, kept across
+// restarts, or nil: a replica's position in the change log it applies,
+// written in the batch that applies the change, so that the index never
+// holds a change without its position or the reverse.
+func (ix *Index) Mark() []byte {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.mark
+}
+
+// ImageRefs returns the number of docs whose ImageSHA256 is hash.
+func (ix *Index) ImageRefs(hash string) (int, error) {
+	r, release, err := ix.reader()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	tfr, err := r.TermFieldReader(context.Background(), []byte(hash), fieldImageHash, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	defer tfr.Close()
+	return int(tfr.Count()), nil
+}
+
+// Walk calls fn with every doc, features included, from one snapshot of the
+// index, and returns the Mark of that snapshot; it stops at fn's first
+// error.
+func (ix *Index) Walk(fn func(Doc) error) (mark []byte, err error) {
+	r, release, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	mark, err = r.GetInternal([]byte(keyMark))
+	if err != nil {
+		return nil, err
+	}
+	err = eachStored(r, func(id string, fields, features []byte) error {
+		d := Doc{ID: id}
+		err := decodeFields(fields, &d)
+		if err == nil && features != nil {
+			d.Features, err = decodeFeatures(features)
+		}
+		if err == nil {
+			err = fn(d)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mark, nil
 }

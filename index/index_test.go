@@ -360,3 +360,45 @@ func TestClosedIndex(t *testing.T) {
 		t.Error("Add on a closed index succeeded")
 	}
 }
+
+func TestMarkImageRefsAndWalk(t *testing.T) {
+	dir := t.TempDir()
+	ix := openAt(t, dir)
+	h := ContentHash([]byte("pixels"))
+	a := Doc{ID: "a", Tags: []string{"sky"}, ImageSHA256: h, Features: []float32{1, 2}}
+	b := Doc{ID: "b", Tags: []string{"sea"}, ImageSHA256: h, Features: []float32{3, 4}}
+	if ix.Mark() != nil {
+		t.Fatalf("new index has mark %q", ix.Mark())
+	}
+	if replaced, err := ix.AddAt([]Doc{a, b}, []byte("1-0")); err != nil || replaced != nil {
+		t.Fatalf("AddAt = %v, %v; want nothing replaced", replaced, err)
+	}
+	if n, err := ix.ImageRefs(h); err != nil || n != 2 {
+		t.Fatalf("ImageRefs = %d, %v; want 2", n, err)
+	}
+	if gone, err := ix.DeleteAt([]string{"a", "none"}, []byte("2-0")); err != nil || len(gone) != 1 || gone[0].ID != "a" || gone[0].ImageSHA256 != h {
+		t.Fatalf("DeleteAt = %+v, %v; want a, with its image hash", gone, err)
+	}
+	if n, _ := ix.ImageRefs(h); n != 1 {
+		t.Fatalf("ImageRefs after deleting a = %d, want 1", n)
+	}
+	// A mark alone (a change the replica refused) is recorded too.
+	if _, err := ix.DeleteAt(nil, []byte("3-0")); err != nil {
+		t.Fatal(err)
+	}
+	ver := ix.Version()
+	ix.Close()
+	ix = openAt(t, dir)
+	if string(ix.Mark()) != "3-0" || ix.Version() != ver {
+		t.Fatalf("after reopening: mark %q version %s, want 3-0 and %s", ix.Mark(), ix.Version(), ver)
+	}
+	var got []Doc
+	mark, err := ix.Walk(func(d Doc) error { got = append(got, d); return nil })
+	if err != nil || string(mark) != "3-0" || len(got) != 1 || !reflect.DeepEqual(got[0], b) {
+		t.Fatalf("Walk = %+v, mark %q, %v; want b at 3-0", got, mark, err)
+	}
+	stop := errors.New("stop")
+	if _, err := ix.Walk(func(Doc) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("Walk's fn error: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kernelrank/kernelrank/features"
+	"github.com/kernelrank/kernelrank/index/blob"
 )
 
 const (
@@ -42,6 +43,13 @@ type IngestOptions struct {
 	// of records processed so far (added or skipped) and the total number of
 	// records, or -1 when unknown (IngestJSONL reads a stream).
 	Progress func(done, total int)
+	// Write, if set, takes each batch instead of the index's Add: a change
+	// log, say, that replicas apply. The index then only validates.
+	Write func(ctx context.Context, docs []Doc) error
+	// Blobs, if set, receives the bytes of every image file, under their
+	// hash, and the docs keep no path: any machine reading the store can
+	// serve them.
+	Blobs blob.Store
 }
 
 // Problem is a record that was skipped, and why.
@@ -81,8 +89,9 @@ type Report struct {
 //	{"id":"1","tags":["sky","sea"],"title":"...","image":"img/1.png","features":[...],"labels":[...]}
 //
 // A relative image path is resolved against baseDir and stored absolute.
-// When a record has an image and no features, the features are computed from
-// the image (features.FromFile) by GOMAXPROCS workers. A bad record
+// The image file of a record is read, by GOMAXPROCS workers, for its
+// SHA-256 (unless the record gives image_sha256) and, when the record has
+// no features, for its features. A bad record
 // (malformed JSON, unreadable or corrupt image, invalid doc) is reported in
 // the Report and skipped, unless opts.StopOnError. Documents are written in
 // batches of 500; when the ingest fails or ctx is cancelled, the batches
@@ -272,7 +281,7 @@ func ingest(ctx context.Context, ix *Index, src source, total int, opts IngestOp
 // StopOnError it writes the records before the first bad one and returns
 // its Problem.
 func (in *ingester) flush(batch []record) error {
-	in.computeFeatures(batch)
+	in.readImages(batch)
 	if err := in.ctx.Err(); err != nil {
 		return err
 	}
@@ -300,7 +309,16 @@ func (in *ingester) flush(batch []record) error {
 }
 
 func (in *ingester) write(docs []Doc) error {
-	if err := in.ix.Add(docs); err != nil {
+	if len(docs) == 0 {
+		return nil
+	}
+	var err error
+	if in.opts.Write != nil {
+		err = in.opts.Write(in.ctx, docs)
+	} else {
+		err = in.ix.Add(docs)
+	}
+	if err != nil {
 		return err
 	}
 	in.rep.Added += len(docs)
@@ -310,12 +328,13 @@ func (in *ingester) write(docs []Doc) error {
 	return nil
 }
 
-// computeFeatures fills the features of the records that have an image and
-// none, in parallel; a failure becomes the record's error.
-func (in *ingester) computeFeatures(batch []record) {
+// readImages fills, in parallel, the image hash of the records that have an
+// image file and no hash, and their features when they have none; a
+// failure becomes the record's error.
+func (in *ingester) readImages(batch []record) {
 	var todo []*record
 	for i := range batch {
-		if r := &batch[i]; r.err == nil && r.doc.Image != "" && len(r.doc.Features) == 0 {
+		if r := &batch[i]; r.err == nil && r.doc.Image != "" && (len(r.doc.Features) == 0 || r.doc.ImageSHA256 == "" || in.opts.Blobs != nil) {
 			todo = append(todo, r)
 		}
 	}
@@ -328,18 +347,40 @@ func (in *ingester) computeFeatures(batch []record) {
 				if i >= len(todo) {
 					return
 				}
-				r := todo[i]
-				v, err := features.FromFile(r.doc.Image)
-				if err != nil {
-					r.err = err
-					continue
-				}
-				r.doc.Features = make([]float32, len(v))
-				for j, x := range v {
-					r.doc.Features[j] = float32(x)
-				}
+				todo[i].err = in.readImage(&todo[i].doc)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// readImage reads d's image file: its hash, and its features if d has none;
+// with a blob store, it stores the bytes there instead of the path.
+func (in *ingester) readImage(d *Doc) error {
+	raw, err := os.ReadFile(d.Image)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoImage, err)
+	}
+	if hash := ContentHash(raw); d.ImageSHA256 == "" || in.opts.Blobs != nil {
+		d.ImageSHA256 = hash
+	}
+	if in.opts.Blobs != nil {
+		if err := in.opts.Blobs.Put(in.ctx, d.ImageSHA256, raw); err != nil {
+			return fmt.Errorf("%s: %w", d.Image, err)
+		}
+		d.Image = ""
+	}
+	if len(d.Features) > 0 {
+		return nil
+	}
+	img, err := features.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.Image, err)
+	}
+	v := features.Visual(img)
+	d.Features = make([]float32, len(v))
+	for j, x := range v {
+		d.Features[j] = float32(x)
+	}
+	return nil
 }

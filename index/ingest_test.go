@@ -44,8 +44,12 @@ func TestIngestJSONLSkipsBadLines(t *testing.T) {
 		`{"tags":["x"]}`, // 6: no id
 		`{"id":"e","tags":["x"],"image":"gone.png"}`, // 7: unreadable image
 		`{"id":"f","tags":["x"],"features":[1,2]}`,   // 8: wrong dimension
-		`{"id":"g","tags":["sea"],"image":"/abs/g.png","features":[4,5,6]}`,
+		`{"id":"g","tags":["sea"],"image":"/abs/g.png","features":[4,5,6],"image_sha256":"cd0aa9856147b6c5b4ff2b7dfee5da20aa38253099ef1b4a64aced233c9afe29"}`, // given hash and features: the file is not read
 	}, "\n"))
+	if err := os.Mkdir(filepath.Join(dir, "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "img", "a.png"), "read for its hash only")
 	f, err := os.Open(corpus)
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +167,8 @@ func TestIngestDirCorpusFile(t *testing.T) {
 `)
 	// Sidecar-mode files must be ignored when corpus.jsonl exists.
 	writeFile(t, filepath.Join(dir, "c.tags"), "q")
+	writeFile(t, filepath.Join(dir, "a.png"), "read for its hash only")
+	writeFile(t, filepath.Join(dir, "a2.png"), "another")
 	ix := openTemp(t)
 	var last [2]int
 	rep, err := IngestDir(t.Context(), ix, dir, IngestOptions{Progress: func(done, total int) { last = [2]int{done, total} }})
@@ -172,8 +178,10 @@ func TestIngestDirCorpusFile(t *testing.T) {
 	if last != [2]int{3, 3} {
 		t.Errorf("last progress %v, want [3 3]", last)
 	}
-	// The later record with id a replaced the earlier one.
-	if a := mustGet(t, ix, "a"); a.Image != filepath.Join(dir, "a2.png") || !reflect.DeepEqual(a.Tags, []string{"z"}) {
+	// The later record with id a replaced the earlier one; its image was
+	// read for its hash (sha256sum of "another").
+	if a := mustGet(t, ix, "a"); a.Image != filepath.Join(dir, "a2.png") || !reflect.DeepEqual(a.Tags, []string{"z"}) ||
+		a.ImageSHA256 != "ae448ac86c4e8e4dec645729708ef41873ae79c6dff84eff73360989487f08e5" {
 		t.Errorf("Get(a) = %+v", a)
 	}
 	if ix.Count() != 2 || ix.DocFreq("x") != 0 || ix.DocFreq("z") != 1 {

@@ -16,23 +16,25 @@ import (
 // Field and analyser names as stored in the index mapping. Changing any of
 // them, or the analyser chain, changes the indexed terms: bump formatVersion.
 const (
-	fieldTags     = "tags"
-	fieldTitle    = "title"
-	fieldID       = "id"
-	fieldTagKeys  = "tagkeys"  // tagKey of each tag, for exact tag frequencies
-	fieldStored   = "fields"   // stored only, see codec.go
-	fieldFeatures = "features" // stored only, see codec.go
-	tagAnalyzer   = "kr_tag"
-	nfkcFilter    = "kr_nfkc"
+	fieldTags      = "tags"
+	fieldTitle     = "title"
+	fieldID        = "id"
+	fieldTagKeys   = "tagkeys"   // tagKey of each tag, for exact tag frequencies
+	fieldImageHash = "imagehash" // ImageSHA256, to count the docs of an image (ImageRefs)
+	fieldStored    = "fields"    // stored only, see codec.go
+	fieldFeatures  = "features"  // stored only, see codec.go
+	tagAnalyzer    = "kr_tag"
+	nfkcFilter     = "kr_nfkc"
 )
 
 // indexedDoc is what the mapping sees of a Doc: the text to index. The
 // stored-only fields are added to the bleve document afterwards.
 type indexedDoc struct {
-	ID      string   `json:"id"`
-	Tags    []string `json:"tags"`
-	TagKeys []string `json:"tagkeys"`
-	Title   string   `json:"title,omitempty"`
+	ID        string   `json:"id"`
+	Tags      []string `json:"tags"`
+	TagKeys   []string `json:"tagkeys"`
+	Title     string   `json:"title,omitempty"`
+	ImageHash string   `json:"imagehash,omitempty"`
 }
 
 // newMapping builds the index mapping. Tags and title share one analyser:
@@ -66,6 +68,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fieldTitle, indexOnly(bleve.NewTextFieldMapping(), tagAnalyzer))
 	dm.AddFieldMappingsAt(fieldID, indexOnly(bleve.NewKeywordFieldMapping(), keyword.Name))
 	dm.AddFieldMappingsAt(fieldTagKeys, indexOnly(bleve.NewKeywordFieldMapping(), keyword.Name))
+	dm.AddFieldMappingsAt(fieldImageHash, indexOnly(bleve.NewKeywordFieldMapping(), keyword.Name))
 
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = tagAnalyzer

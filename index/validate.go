@@ -34,6 +34,9 @@ func (v *validator) check(d *Doc) error {
 	if len(d.Tags) == 0 && strings.TrimSpace(d.Title) == "" {
 		return errors.New("no tags and no title")
 	}
+	if d.ImageSHA256 != "" && !isHash(d.ImageSHA256) {
+		return fmt.Errorf("image_sha256 %q is not 64 lower-case hex digits", d.ImageSHA256)
+	}
 	if len(d.Features) == 0 {
 		return nil
 	}
@@ -83,4 +86,17 @@ func checkID(id string) error {
 
 func idByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// isHash reports whether s is a hex SHA-256 as ImageSHA256 holds it.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,7 +1,15 @@
 package index
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/kernelrank/kernelrank/internal/demo"
 )
 
 func TestVersionFollowsTheDocs(t *testing.T) {
@@ -104,5 +112,94 @@ func TestVersionSurvivesReopen(t *testing.T) {
 	}
 	if b, err := ix.bi.GetInternal([]byte(keyCorpus)); err != nil || len(b) != 16 {
 		t.Fatalf("recomputed version not stored: %x, %v", b, err)
+	}
+}
+
+// demoPart writes the first n records of the demo corpus, with their
+// images, into a new directory and returns it.
+func demoPart(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := demo.ExtractFirst(dir, n); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestVersionIsTheContentsNotWhereTheyLie(t *testing.T) {
+	ingestDir := func(dir string) *Index {
+		t.Helper()
+		ix := openTemp(t)
+		if rep, err := IngestDir(t.Context(), ix, dir, IngestOptions{StopOnError: true}); err != nil || rep.Added != 100 {
+			t.Fatalf("ingest %s: %+v, %v", dir, rep, err)
+		}
+		return ix
+	}
+	// The demo extracted into two directories: other paths, same bytes.
+	a, b := demoPart(t, 100), demoPart(t, 100)
+	ixA, ixB := ingestDir(a), ingestDir(b)
+	if va, vb := ixA.Version(), ixB.Version(); va != vb || va == strings.Repeat("0", 32) {
+		t.Fatalf("the same 100 demo images in two directories: versions %s and %s", va, vb)
+	}
+	// One JSONL, with relative paths, ingested into two indexes from two
+	// working directories' worth of base paths.
+	jsonl, err := os.ReadFile(filepath.Join(a, CorpusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ixC := openTemp(t)
+	if _, err := IngestJSONL(t.Context(), ixC, bytes.NewReader(jsonl), b, IngestOptions{StopOnError: true}); err != nil {
+		t.Fatal(err)
+	}
+	if vc := ixC.Version(); vc != ixA.Version() {
+		t.Fatalf("one JSONL: version %s, want %s", vc, ixA.Version())
+	}
+	d := mustGet(t, ixA, "animals-2-dead-frogs-lumen-desig-01")
+	if d.ImageSHA256 == "" || !strings.HasPrefix(d.Image, a) {
+		t.Fatalf("stored doc %+v: want its image hash and its path under %s", d, a)
+	}
+	f, err := ixA.Features([]string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Features = f[0]
+	base := ixA.Version()
+	changed := func(what string, edit func(d *Doc)) {
+		t.Helper()
+		e := d
+		e.Tags = slices.Clone(d.Tags)
+		e.Features = slices.Clone(d.Features)
+		edit(&e)
+		mustAdd(t, ixA, e)
+		if v := ixA.Version(); v == base {
+			t.Errorf("%s: version unchanged", what)
+		}
+		mustAdd(t, ixA, d)
+		if v := ixA.Version(); v != base {
+			t.Fatalf("%s undone: version %s, want %s", what, v, base)
+		}
+	}
+	changed("a tag", func(e *Doc) { e.Tags[0] += "s" })
+	changed("the title", func(e *Doc) { e.Title += "!" })
+	changed("a feature", func(e *Doc) { e.Features[3] += 1e-3 })
+	changed("the image bytes", func(e *Doc) { e.ImageSHA256 = ContentHash([]byte("other bytes")) })
+	// What does not define the doc for search leaves the version alone.
+	same := d
+	same.Image, same.Labels = "/elsewhere/x.png", []string{"other"}
+	mustAdd(t, ixA, same)
+	if v := ixA.Version(); v != base {
+		t.Errorf("another path and labels: version %s, want %s", v, base)
+	}
+}
+
+func TestContentHash(t *testing.T) {
+	// sha256sum of "abc", worked out by the FIPS 180-2 example.
+	if h := ContentHash([]byte("abc")); h != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatalf("ContentHash(abc) = %s", h)
+	}
+	ix := openTemp(t)
+	err := ix.Add([]Doc{{ID: "a", Tags: []string{"x"}, ImageSHA256: "ABC"}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "image_sha256") {
+		t.Fatalf("a bad image_sha256: %v, want ErrInvalid naming it", err)
 	}
 }

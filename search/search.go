@@ -354,7 +354,7 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) (*ranking, erro
 	for i, res := range results[:min(p.k, len(results))] {
 		d := w.Docs[w.pos[res.ID]]
 		h := Hit{Rank: i + 1, ID: res.ID, Title: d.Title, Tags: d.Tags, Result: res}
-		if d.Image != "" {
+		if d.HasImage() {
 			h.Thumbnail = "/v1/images/" + url.PathEscape(res.ID) + "/thumbnail"
 		}
 		r.Results = append(r.Results, h)

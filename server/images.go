@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/index/blob"
 )
 
 // imageView is the answer of GET /v1/images/{id}: the stored fields, the
@@ -53,9 +55,9 @@ func (s *Server) getImage(c *gin.Context) {
 	if v.Features == nil {
 		v.Features = []float32{}
 	}
-	if d.Image != "" {
+	if d.HasImage() {
 		v.Thumbnail = "/v1/images/" + url.PathEscape(d.ID) + "/thumbnail"
-		if info, err := s.files.Info(d); err == nil {
+		if info, err := s.files.Info(c.Request.Context(), d); err == nil {
 			v.Image = &info
 		} else {
 			s.log.Warn("image header", "id", d.ID, "err", err)
@@ -101,7 +103,7 @@ func (s *Server) thumbnail(c *gin.Context) {
 	if !ok {
 		return
 	}
-	b, err := s.files.Thumbnail(d)
+	b, err := s.files.Thumbnail(c.Request.Context(), d)
 	switch {
 	case errors.Is(err, index.ErrNoImage):
 		fail(c, http.StatusNotFound, "no_image", fmt.Sprintf("image %q has no readable image file", d.ID))
@@ -162,16 +164,8 @@ func (s *Server) addImages(c *gin.Context) {
 		}
 		ups[i], docs[i].Features = up, up.Features
 	}
-	if err := s.files.Add(s.ix, docs, ups); err != nil {
-		if errors.Is(err, index.ErrInvalid) {
-			badRequest(c, err.Error())
-			return
-		}
-		if errors.Is(err, index.ErrNoImageDir) {
-			fail(c, http.StatusNotImplemented, "uploads_disabled", "this server stores no uploaded images (it was started without an image directory); docs without image_base64 are accepted")
-			return
-		}
-		s.internal(c, "add images", err)
+	if err := s.files.Add(c.Request.Context(), s.ix, s.writer, docs, ups); err != nil {
+		s.writeFailed(c, "add images", err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"added": len(docs), "images": s.ix.Count()})
@@ -179,7 +173,7 @@ func (s *Server) addImages(c *gin.Context) {
 
 // parseImages decodes the body of POST /v1/images, one image object or an
 // array of them, and checks what needs no index: unknown fields (a misspelt
-// one would be dropped), a server path, features beside the image they
+// one would be dropped), a server path or image hash, features beside the image they
 // would be computed from, and an id given twice (which of the two would
 // win is no answer to give).
 func parseImages(body []byte) ([]newImage, error) {
@@ -200,8 +194,8 @@ func parseImages(body []byte) ([]newImage, error) {
 	first := make(map[string]int, len(items))
 	for i, it := range items {
 		switch {
-		case it.Image != "":
-			return nil, fmt.Errorf("image %d (%q): send the image itself in image_base64; server paths are set by `kernelrank ingest`", i, it.ID)
+		case it.Image != "" || it.ImageSHA256 != "":
+			return nil, fmt.Errorf("image %d (%q): send the image itself in image_base64; server paths and image hashes are set by the server and `kernelrank ingest`", i, it.ID)
 		case it.ImageBase64 != "" && it.Features != nil:
 			return nil, fmt.Errorf("image %d (%q): features are computed from image_base64: send one or the other", i, it.ID)
 		}
@@ -264,10 +258,10 @@ func (s *Server) deleteImage(c *gin.Context) {
 		return
 	}
 	id := c.Param("id")
-	found, err := s.files.Delete(s.ix, id)
+	found, err := s.files.Delete(c.Request.Context(), s.ix, s.writer, id)
 	switch {
 	case err != nil:
-		s.internal(c, "delete image", err)
+		s.writeFailed(c, "delete image", err)
 	case !found:
 		fail(c, http.StatusNotFound, "unknown_image", fmt.Sprintf("no image with id %q", id))
 	default:
@@ -275,15 +269,35 @@ func (s *Server) deleteImage(c *gin.Context) {
 	}
 }
 
-// openImages opens the image store of dir and removes what a crash or an
-// older version left there, before the server takes requests.
-func openImages(dir string, ix *index.Index, log *slog.Logger) *index.Images {
-	files := index.NewImages(dir)
-	n, err := files.Sweep(ix)
+// writeFailed answers a write of the corpus that failed: the client's
+// fault (400), a blob over the store's cap (413) or its budget (507), or a
+// corpus log that did not take the change (503).
+func (s *Server) writeFailed(c *gin.Context, what string, err error) {
+	switch {
+	case errors.Is(err, index.ErrInvalid):
+		badRequest(c, err.Error())
+	case errors.Is(err, index.ErrNoImageDir):
+		fail(c, http.StatusNotImplemented, "uploads_disabled", "this server stores no uploaded images (it was started without an image directory); docs without image_base64 are accepted")
+	case errors.Is(err, blob.ErrTooLarge):
+		fail(c, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+	case errors.Is(err, blob.ErrFull):
+		fail(c, http.StatusInsufficientStorage, "storage_full", "the image store's byte budget is spent: delete images or raise --blob-budget")
+	case s.cfg.Replica != nil:
+		s.log.Error(what, "request_id", c.GetString("request_id"), "err", err)
+		fail(c, http.StatusServiceUnavailable, "corpus_unavailable", "the corpus log (Redis) did not take the change: retry shortly")
+	default:
+		s.internal(c, what, err)
+	}
+}
+
+// sweepImages removes the blobs no doc refers to, what a crash or a
+// refused batch left, before the server takes requests.
+func sweepImages(files *index.Images, ix *index.Index, log *slog.Logger) *index.Images {
+	n, err := files.Sweep(context.Background(), ix)
 	if err != nil {
-		log.Error("sweeping the image directory", "dir", dir, "err", err)
+		log.Error("sweeping the image store", "err", err)
 	} else if n > 0 {
-		log.Info("removed stale image files", "dir", dir, "files", n)
+		log.Info("removed unreferenced images", "blobs", n)
 	}
 	return files
 }

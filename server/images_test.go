@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -18,8 +20,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/index/blob"
+	"github.com/kernelrank/kernelrank/index/replica"
+	"github.com/kernelrank/kernelrank/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // encodeImage returns a w x h image of colour c, encoded as format (png or
@@ -149,9 +157,9 @@ func jsonEqual(a, b any) bool {
 	return bytes.Equal(x, y)
 }
 
-// Replacing or deleting an image removes its files; a server started over a
-// directory with what a crash leaves (temporary files, files of no indexed
-// doc) removes those, and keeps what is not its own.
+// Replacing or deleting an image removes its blobs; a server started over a
+// directory with what a crash leaves (old temporary files, blobs of no
+// indexed doc) removes those, and keeps what is not its own.
 func TestImageFilesFollowTheIndex(t *testing.T) {
 	s, _ := newTestServer(t)
 	dir := s.cfg.ImageDir
@@ -162,17 +170,16 @@ func TestImageFilesFollowTheIndex(t *testing.T) {
 	if len(kept) != 4 {
 		t.Fatalf("files %v, want a's and b's image and thumbnail", slices.Sorted(maps.Keys(kept)))
 	}
-	orphans := []string{
-		".tmp-123",
-		"a.00000000000000000000000000000000.png", // an image a crash wrote before the index took it
-		"gone.png",                               // an older version's upload of a deleted doc
-		".thumbs/gone.00000000000000000000000000000000",
-		".thumbs/.tmp-9",
-	}
-	for _, name := range append(orphans, "notes.txt") {
+	gone := blob.Ref([]byte("an image a crash wrote before the index took it"))
+	for _, name := range []string{gone, blob.ThumbName(gone), ".tmp-123", "notes.txt"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A crashed writer's temporary file, old enough not to be a live one's.
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".tmp-123"), old, old); err != nil {
+		t.Fatal(err)
 	}
 	s2 := New(s.ix, s.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	after := dirFiles(t, dir)
@@ -254,14 +261,9 @@ func TestThumbnailsMadeOnce(t *testing.T) {
 	s, _ := newTestServer(t)
 	raw := encodeImage(t, "jpeg", 600, 300, color.RGBA{0, 0, 250, 255})
 	mustPost(t, s, upload("sky", raw))
-	var original string
-	for name, content := range dirFiles(t, s.cfg.ImageDir) {
-		if content == string(raw) {
-			original = name
-		}
-	}
-	if !strings.HasPrefix(original, "sky.") || !strings.HasSuffix(original, ".jpg") {
-		t.Fatalf("no file holds the bytes sent (files %v)", slices.Sorted(maps.Keys(dirFiles(t, s.cfg.ImageDir))))
+	original := blob.Ref(raw)
+	if dirFiles(t, s.cfg.ImageDir)[original] != string(raw) {
+		t.Fatalf("no file named by their SHA-256 holds the bytes sent (files %v)", slices.Sorted(maps.Keys(dirFiles(t, s.cfg.ImageDir))))
 	}
 	if err := os.Remove(filepath.Join(s.cfg.ImageDir, original)); err != nil {
 		t.Fatal(err)
@@ -294,19 +296,22 @@ func TestThumbnailsMadeOnce(t *testing.T) {
 }
 
 // An image ingested from elsewhere gets its thumbnail on first use, kept in
-// the image directory, and a new one when its file changes.
+// the image store under the image's hash; re-ingested with other bytes, it
+// gets a new one, and the next start drops the old.
 func TestThumbnailOfIngestedImage(t *testing.T) {
 	s, ix := newTestServer(t)
 	path := filepath.Join(t.TempDir(), "corpus.png")
-	write := func(c color.Color) {
-		if err := os.WriteFile(path, encodeImage(t, "png", 500, 100, c), 0o644); err != nil {
+	ingest := func(c color.Color) {
+		raw := encodeImage(t, "png", 500, 100, c)
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := index.Doc{ID: "ingested", Tags: []string{"cat"}, Image: path, ImageSHA256: blob.Ref(raw), Features: make([]float32, 297)}
+		if err := ix.Add([]index.Doc{d}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write(color.White)
-	if err := ix.Add([]index.Doc{{ID: "ingested", Tags: []string{"cat"}, Image: path, Features: make([]float32, 297)}}); err != nil {
-		t.Fatal(err)
-	}
+	ingest(color.White)
 	get := func() (string, color.RGBA) {
 		rec, _ := do(t, s, "GET", "/v1/images/ingested/thumbnail", nil, "")
 		return rec.Header().Get("ETag"), thumbColour(t, s, "ingested")
@@ -318,9 +323,9 @@ func TestThumbnailOfIngestedImage(t *testing.T) {
 	if etag, _ := get(); etag != etag1 {
 		t.Errorf("second request: ETag %s, want %s", etag, etag1)
 	}
-	write(color.Black)
+	ingest(color.Black)
 	if etag, c := get(); etag == etag1 || c != (color.RGBA{0, 0, 0, 255}) {
-		t.Errorf("after the file changed: ETag %s (was %s), colour %v", etag, etag1, c)
+		t.Errorf("after re-ingesting other bytes: ETag %s (was %s), colour %v", etag, etag1, c)
 	}
 	New(ix, s.cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) // sweeps the stale thumbnail
 	if n := len(dirFiles(t, s.cfg.ImageDir)); n != 1 {
@@ -333,10 +338,11 @@ func TestThumbnailOfIngestedImage(t *testing.T) {
 func TestConcurrentThumbnailBuilds(t *testing.T) {
 	s, ix := newTestServer(t)
 	path := filepath.Join(t.TempDir(), "corpus.jpg")
-	if err := os.WriteFile(path, encodeImage(t, "jpeg", 1200, 900, color.RGBA{90, 30, 30, 255}), 0o644); err != nil {
+	raw := encodeImage(t, "jpeg", 1200, 900, color.RGBA{90, 30, 30, 255})
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.Add([]index.Doc{{ID: "photo", Tags: []string{"cat"}, Image: path}}); err != nil {
+	if err := ix.Add([]index.Doc{{ID: "photo", Tags: []string{"cat"}, Image: path, ImageSHA256: blob.Ref(raw)}}); err != nil {
 		t.Fatal(err)
 	}
 	bodies := make([][]byte, 8)
@@ -361,5 +367,104 @@ func TestConcurrentThumbnailBuilds(t *testing.T) {
 	}
 	if files := dirFiles(t, s.cfg.ImageDir); len(files) != 1 {
 		t.Errorf("files %v, want one thumbnail", slices.Sorted(maps.Keys(files)))
+	}
+}
+
+// GET /v1/status shows the corpus, without a token: its version, its size
+// and the image store; a server without a change log shows no replica.
+func TestStatus(t *testing.T) {
+	s, ix := newTestServer(t)
+	raw := encodeImage(t, "png", 40, 30, color.White)
+	mustPost(t, s, upload("a", raw))
+	rec, body := do(t, s, "GET", "/v1/status", nil, "")
+	corpus, _ := body["corpus"].(map[string]any)
+	blobs, _ := corpus["blobs"].(map[string]any)
+	if rec.Code != 200 || body["status"] != "ok" || corpus["version"] != ix.Version() || corpus["images"] != 31.0 || corpus["replica"] != nil {
+		t.Fatalf("status %d %v", rec.Code, body)
+	}
+	// The upload's original and thumbnail.
+	if blobs["backend"] != "dir" || blobs["count"] != 2.0 || blobs["bytes"].(float64) <= float64(len(raw)) {
+		t.Errorf("blobs %v", blobs)
+	}
+	if _, ready := do(t, s, "GET", "/readyz", nil, ""); !jsonEqual(ready["corpus"], corpus) {
+		t.Errorf("/readyz shows corpus %v, /v1/status %v", ready["corpus"], corpus)
+	}
+}
+
+// A Redis blob store's limits: an image over its cap per blob is 413, one
+// past its budget 507, and neither leaves a doc or a blob behind.
+func TestBlobStoreLimits(t *testing.T) {
+	o, err := cache.ParseRedisURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewUniversalClient(o)
+	defer rc.Close()
+	s, ix := newTestServer(t)
+	small := encodeImage(t, "png", 40, 30, color.RGBA{1, 2, 3, 255})
+	big := encodeImage(t, "png", 400, 300, color.RGBA{1, 2, 3, 255})
+	store := blob.NewRedis(rc, redistest.Prefix(t), int64(len(small))+10, 3*int64(len(small)))
+	defer store.Walk(context.Background(), func(name string) error { return store.Delete(context.Background(), name) })
+	cfg := s.cfg
+	cfg.Images = index.NewImages(store)
+	s = New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if rec, _ := do(t, s, "POST", "/v1/images", []byte(upload("big", big)), token); rec.Code != 413 {
+		t.Fatalf("over the cap per blob: %d %s, want 413", rec.Code, rec.Body)
+	}
+	// The original fits, its thumbnail is about as large: the second
+	// upload's blobs pass the budget.
+	mustPost(t, s, upload("one", small))
+	other := encodeImage(t, "png", 40, 30, color.RGBA{9, 9, 9, 255})
+	rec, body := do(t, s, "POST", "/v1/images", []byte(upload("two", other)), token)
+	if e, _ := body["error"].(map[string]any); rec.Code != 507 || e["code"] != "storage_full" {
+		t.Fatalf("past the budget: %d %v, want 507 storage_full", rec.Code, body)
+	}
+	for _, id := range []string{"big", "two"} {
+		if _, found, _ := ix.Get(id); found {
+			t.Errorf("refused upload %s is in the index", id)
+		}
+	}
+	if info, _ := store.Info(context.Background()); info.Count != 2 {
+		t.Errorf("blob store %+v, want only one's original and thumbnail", info)
+	}
+}
+
+// A replica further behind its corpus log than Config.MaxLagEntries says
+// "degraded" in /v1/status and /readyz, and is "ok" again once it has
+// caught up.
+func TestStatusDegradedWhenBehind(t *testing.T) {
+	o, err := cache.ParseRedisURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewUniversalClient(o)
+	defer rc.Close()
+	l := replica.NewLog(rc, redistest.Prefix(t))
+	defer l.Drop(context.Background())
+	_, ix := newTestServer(t)
+	f, err := replica.NewFollower(l, ix, replica.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(ix, Config{Replica: f, Writer: replica.Writer{F: f}, MaxLagEntries: 2}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for i := range 3 {
+		if _, err := l.Append(t.Context(), replica.Entry{Delete: []string{fmt.Sprint("none-", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, body := do(t, s, "GET", "/v1/status", nil, "")
+	corpus, _ := body["corpus"].(map[string]any)
+	rep, _ := corpus["replica"].(map[string]any)
+	if rec.Code != 200 || body["status"] != "degraded" || rep["lag_entries"] != 3.0 || rep["lag_seconds"].(float64) < 0 {
+		t.Fatalf("3 entries behind, at most 2 allowed: %d %v", rec.Code, body)
+	}
+	if _, ready := do(t, s, "GET", "/readyz", nil, ""); ready["status"] != "degraded" {
+		t.Fatalf("/readyz: %v", ready)
+	}
+	if err := f.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := do(t, s, "GET", "/v1/status", nil, ""); body["status"] != "ok" {
+		t.Fatalf("caught up: %v", body)
 	}
 }

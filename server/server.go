@@ -16,6 +16,8 @@ import (
 	"github.com/gin-contrib/cors"
 	"github.com/gin-gonic/gin"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/index/blob"
+	"github.com/kernelrank/kernelrank/index/replica"
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -32,7 +34,20 @@ type Config struct {
 	MaxWindow      int           // candidates re-ranked (default 1000)
 	MaxBodyBytes   int64         // request body limit (default 32 MiB)
 	RequestTimeout time.Duration // per-request deadline (default 30 s)
-	ImageDir       string        // where uploaded images are written; "" refuses uploads (501), kernelrank serve puts them beside the index
+	ImageDir       string        // where uploaded images are written, when Images is nil; "" refuses uploads (501)
+	// Images keeps the image bytes (a blob store every server reads); nil:
+	// a directory store in ImageDir.
+	Images *index.Images
+	// Writer applies image changes: the index (nil) or, with Replica, the
+	// corpus change log.
+	Writer index.Writer
+	// Replica is the follower of the corpus change log the index is a
+	// replica of; nil: the index is the corpus.
+	Replica *replica.Follower
+	// MaxLagEntries and MaxLagSeconds: a replica further behind its log
+	// reports "degraded" (0: no bound).
+	MaxLagEntries int64
+	MaxLagSeconds time.Duration
 	// Social serves the /v1/users endpoints; nil answers them 404.
 	Social *recommend.Service
 	// SocialData is the social data the server serves: a social job that
@@ -125,13 +140,15 @@ func (c *Config) fill() {
 
 // Server serves one index.
 type Server struct {
-	ix      *index.Index
-	files   *index.Images // the image files: uploads and thumbnails
-	images  *search.Engine
-	cfg     Config
-	log     *slog.Logger
-	engine  *gin.Engine
-	metrics *metrics
+	ix       *index.Index
+	files    *index.Images // the image bytes: uploads and thumbnails
+	writer   index.Writer
+	blobInfo blobInfo
+	images   *search.Engine
+	cfg      Config
+	log      *slog.Logger
+	engine   *gin.Engine
+	metrics  *metrics
 }
 
 // New builds the server and its routes over an open index. A cfg that fails
@@ -147,7 +164,19 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	if images == nil {
 		images = search.New(ix, nil, search.Options{})
 	}
-	s := &Server{ix: ix, files: openImages(cfg.ImageDir, ix, log), images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
+	files := cfg.Images
+	if files == nil {
+		var store blob.Store
+		if cfg.ImageDir != "" {
+			store = blob.NewDir(cfg.ImageDir)
+		}
+		files = index.NewImages(store)
+	}
+	writer := cfg.Writer
+	if writer == nil {
+		writer = index.Local{Index: ix}
+	}
+	s := &Server{ix: ix, files: sweepImages(files, ix, log), writer: writer, images: images, cfg: cfg, log: log, engine: gin.New(), metrics: newMetrics(reg)}
 	e := s.engine
 	e.HandleMethodNotAllowed = true
 	// gin's own redirect answers in HTML: NoRoute redirects in JSON.
@@ -179,6 +208,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	e.HEAD("/healthz", healthy)
 	e.GET("/readyz", s.ready)
 	e.HEAD("/readyz", s.ready)
+	e.GET("/v1/status", s.status)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	routePages(e)
 	v1 := e.Group("/v1", s.rateLimit)
@@ -248,9 +278,14 @@ func matches(pattern, segs []string) bool {
 // the status "degraded" but stays 200: the server answers every request,
 // computing what it would have read, and taking every server of a
 // deployment out of rotation because their shared Redis is down would
-// turn a slowdown into an outage.
+// turn a slowdown into an outage. A replica too far behind the corpus
+// log (Config.MaxLagEntries, MaxLagSeconds) is "degraded" too.
 func (s *Server) ready(c *gin.Context) {
-	body := gin.H{"status": "ready", "images": s.ix.Count(), "corpus_version": s.images.CorpusVersion()}
+	cv := s.corpus(c.Request.Context())
+	body := gin.H{"status": "ready", "images": cv.Images, "corpus_version": cv.Version, "corpus": cv}
+	if cv.Degraded != "" {
+		body["status"] = "degraded"
+	}
 	status := http.StatusOK
 	if ld := s.images.Loader(); ld != nil {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)

@@ -24,10 +24,13 @@ const defaultBenchQueries = "computer,food,shape,symbol,people,sign,geometry,sta
 	"menu,mammal,transport,recreation,fruit,office,pattern,arrow,tool,map,plant,building"
 
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "http" {
-		return errors.New("bench: usage: kernelrank bench http [flags] (see kernelrank bench http -h)")
+	switch {
+	case len(args) > 0 && args[0] == "http":
+		return benchHTTP(ctx, args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "corpus":
+		return benchCorpus(ctx, args[1:], stdout, stderr)
 	}
-	return benchHTTP(ctx, args[1:], stdout, stderr)
+	return errors.New("bench: usage: kernelrank bench http|corpus [flags] (see kernelrank bench http -h, kernelrank bench corpus -h)")
 }
 
 // benchRequest is one kind of request: url gives the next one's URL.

@@ -157,17 +157,28 @@ func (b *backends) Close() {
 }
 
 // openIndex opens the index in dir, or the demo index (built on first use
-// under cacheRoot) when dir is empty.
-func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger) (*index.Index, string, error) {
-	if dir == "" {
+// under cacheRoot, reporting its progress) when dir is empty.
+func openIndex(ctx context.Context, dir, cacheRoot string, log *slog.Logger, progress func(stage string, done, total int)) (*index.Index, string, error) {
+	demo := dir == ""
+	if demo {
 		var err error
-		if dir, err = demoIndex(ctx, cacheRoot, log, nil); err != nil {
+		if dir, err = demoIndex(ctx, cacheRoot, log, func(done, total int) {
+			progress("building the demo index", done, total)
+		}); err != nil {
 			return nil, "", err
 		}
 	} else if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
 		return nil, "", fmt.Errorf("no index in %s: build one with `kernelrank ingest --data %s CORPUS`", dir, dir)
 	}
+	progress("opening the index", 0, 0)
 	ix, err := openUnheld(dir)
+	if errors.Is(err, index.ErrIncompatible) && demo {
+		// A demo index an older version built: build it again.
+		log.Info("rebuilding the demo index in the current format", "dir", dir, "was", err)
+		if err = os.RemoveAll(dir); err == nil {
+			return openIndex(ctx, "", cacheRoot, log, progress)
+		}
+	}
 	if err != nil {
 		return nil, "", err
 	}

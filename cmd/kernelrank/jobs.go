@@ -46,11 +46,13 @@ func newHandler(d jobDeps) jobs.Handler {
 			if err != nil {
 				return "", err
 			}
-			return svc.Retrain(ctx, recommend.RetrainRequest{Learner: spec.Learner, DataPath: spec.Social, Version: id}, progress)
+			return svc.Retrain(ctx, recommend.RetrainRequest{Learner: spec.Learner, DataPath: spec.Social, Version: id}, byStage(progress, socialStages))
 		}
 	}
 	if d.search != nil {
 		searchWork = func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
+			progress = byStage(progress, searchStages)
+			progress("opening the corpus", 0)
 			e, err := d.search(ctx)
 			if err != nil {
 				return "", err
@@ -66,6 +68,37 @@ func newHandler(d jobDeps) jobs.Handler {
 		}
 	}
 	return jobs.Dispatch(socialWork, searchWork)
+}
+
+// stage is a step of a job and the share of the job's time it takes.
+type stage struct {
+	name  string
+	share float64
+}
+
+// The steps of the jobs, in order, as their work reports them.
+var (
+	socialStages = []stage{{"loading data", 0.05}, {"training", 0.6}, {"precomputing top-k", 0.3}, {"publishing", 0.05}}
+	searchStages = []stage{{"opening the corpus", 0.2}, {"rankings", 0.8}}
+)
+
+// byStage turns progress within a stage (stage, fraction of it done) into
+// progress through the whole job, so that a bar moves from stage to stage
+// instead of starting again at each; an unknown stage keeps the job's
+// fraction where it was.
+func byStage(progress func(string, float64), stages []stage) func(string, float64) {
+	var at float64
+	return func(name string, f float64) {
+		start := 0.0
+		for _, s := range stages {
+			if s.name == name {
+				at = start + s.share*min(max(f, 0), 1)
+				break
+			}
+			start += s.share
+		}
+		progress(name, at)
+	}
 }
 
 // openQueue returns the job queue, checking every job at submission (see

@@ -1,7 +1,7 @@
 // Command kernelrank is the kernelrank server and its tools:
 //
-//	kernelrank serve  [--addr HOST:PORT] [--data DIR]   serve the HTTP API (the bundled demo corpus by default)
-//	kernelrank ingest --data DIR CORPUS...              build or update an index from corpora
+//	kernelrank serve  [--addr HOST:PORT] [--data DIR] [--redis URL]   serve the HTTP API (the bundled demo corpus by default)
+//	kernelrank ingest --data DIR | --redis URL CORPUS...   build or update an index, or a deployment's corpus, from corpora
 //	kernelrank retrain --target social|search|all [--redis URL]   retrain and publish a new version
 //	kernelrank worker --redis URL [--concurrency N]     run the retraining jobs queued in Redis
 //	kernelrank eval images [--data PATH] [--seed N] [--json]
@@ -9,6 +9,7 @@
 //	kernelrank eval social [--data PATH] [--seed N] [--preprocess thesis|default] [--json]
 //	kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8]   HTTP load: req/s, p50, p99
 //	kernelrank version                                  module version, VCS revision, Go version
+//	kernelrank bench corpus --redis URL [--rates 10,100]   replication lag, Redis bytes per image, ingest, start-up
 //
 // Every flag can also be set by an environment variable: KERNELRANK_ and the
 // flag name in upper case with dashes as underscores (--admin-token is
@@ -33,8 +34,8 @@ import (
 const usage = `kernelrank: image search re-ranked by learned kernels.
 
 Usage:
-  kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T]
-  kernelrank ingest --data DIR [--stop-on-error] CORPUS...
+  kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T] [--redis URL]
+  kernelrank ingest (--data DIR | --redis URL) [--stop-on-error] CORPUS...
   kernelrank retrain --target social|search|all [--redis URL [--detach]] [--queue NAME]
                      [--social PATH] [--learner L] [--queries N] [--cache-dir DIR]
   kernelrank worker --redis URL [--concurrency N] [--queue NAME] [--social PATH]
@@ -45,6 +46,7 @@ Usage:
                          [--max-users N] [--variant tags-faves] [--json]
   kernelrank bench http [--url URL] [--duration D] [--concurrency 1,8] [--requests N]
   kernelrank version
+  kernelrank bench corpus --redis URL [--rates 10,100] [--duration D] [--bootstrap-docs N]
 
 Run "kernelrank COMMAND -h" for the flags of a command. Every flag can be set
 by an environment variable, e.g. KERNELRANK_ADDR or KERNELRANK_ADMIN_TOKEN.

@@ -9,13 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 )
 
-// retrain runs a retraining job and prints the version it published:
+// retrain runs a retraining job and prints the versions it published:
 // in this process without --redis, otherwise through the Redis queue
 // (a `kernelrank worker` runs it), following it until it ends unless
 // --detach. Interrupting it cancels the job.
@@ -87,7 +88,7 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	case j.Status != jobs.Succeeded:
 		return fmt.Errorf("retrain: job %s %s: %s", j.ID, j.Status, j.Error)
 	}
-	fmt.Fprintln(stdout, j.Version)
+	printVersions(stdout, spec.Target, j.Version)
 	return nil
 }
 
@@ -108,4 +109,18 @@ func needWorker(ctx context.Context, redisURL, queue string) error {
 			queue, redisURL, redisURL, queue)
 	}
 	return nil
+}
+
+// printVersions prints each version a job published, named: "social model
+// V" and "corpus V" (the corpus version its rankings were computed on).
+func printVersions(w io.Writer, target, version string) {
+	names := map[string][]string{jobs.TargetSocial: {"social model"}, jobs.TargetSearch: {"corpus"}, jobs.TargetAll: {"social model", "corpus"}}[target]
+	versions := strings.Fields(version)
+	for i, v := range versions {
+		name := "version"
+		if len(names) == len(versions) {
+			name = names[i]
+		}
+		fmt.Fprintln(w, name, v)
+	}
 }

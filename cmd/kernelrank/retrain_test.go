@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,7 +45,7 @@ func steps(published *[]string, mu *sync.Mutex) func(jobDeps) jobs.Handler {
 	}
 }
 
-var versionLine = regexp.MustCompile(`^\d{8}T\d{6}Z-[0-9a-f]{8}\n$`)
+var versionLine = regexp.MustCompile(`^social model (\d{8}T\d{6}Z-[0-9a-f]{8})\n$`)
 
 func TestRetrainHere(t *testing.T) {
 	var published []string
@@ -55,7 +56,7 @@ func TestRetrainHere(t *testing.T) {
 	if err != nil {
 		t.Fatalf("retrain: %v\n%s", err, errOut.String())
 	}
-	version := strings.TrimSpace(out.String())
+	version := strings.TrimPrefix(strings.TrimSpace(out.String()), "social model ")
 	if !versionLine.MatchString(out.String()) || len(published) != 1 || published[0] != version+"@"+fb {
 		t.Errorf("printed %q, published %v; want the version published", out.String(), published)
 	}
@@ -181,7 +182,7 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatalf("retrain --redis: %v\n%s", err, errOut.String())
 	}
-	version := strings.TrimSpace(out.String())
+	version := strings.TrimPrefix(strings.TrimSpace(out.String()), "social model ")
 	mu.Lock()
 	if len(published) != 1 || published[0] != version+"@/srv/social" {
 		t.Errorf("printed %q, worker published %v; want the worker's publication, with its social data", version, published)
@@ -273,5 +274,34 @@ func TestJobsCheckedAtSubmission(t *testing.T) {
 		if _, err := q2.Enqueue(ctx, spec); err != nil {
 			t.Errorf("%+v: %v", spec, err)
 		}
+	}
+}
+
+// A job's bar moves through its stages: each stage's own fraction is a
+// part of the job's.
+func TestByStage(t *testing.T) {
+	var got []float64
+	p := byStage(func(_ string, f float64) { got = append(got, f) }, socialStages)
+	p("loading data", 0)
+	p("training", 0)
+	p("precomputing top-k", 0.5)
+	p("publishing", 0)
+	p("an unknown stage", 0.3)
+	p("training", 2) // clamped to the stage's end
+	want := []float64{0, 0.05, 0.05 + 0.6 + 0.15, 0.95, 0.95, 0.65}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("fractions %v, want %v", got, want)
+		}
+	}
+}
+
+func TestPrintVersions(t *testing.T) {
+	var out bytes.Buffer
+	printVersions(&out, "all", "20261129T000000Z-0123abcd 591da0628104c3faa4d686f56fc10492")
+	printVersions(&out, "search", "591da0628104c3faa4d686f56fc10492")
+	want := "social model 20261129T000000Z-0123abcd\ncorpus 591da0628104c3faa4d686f56fc10492\ncorpus 591da0628104c3faa4d686f56fc10492\n"
+	if out.String() != want {
+		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }

@@ -26,6 +26,7 @@ import (
 type serveFlags struct {
 	set                       *flag.FlagSet
 	shared                    sharedFlags
+	corpus                    corpusFlags
 	addr, token               *string
 	level, format             *string
 	timeout, learnerTimeout   *time.Duration
@@ -49,6 +50,7 @@ func newServeFlags(stderr io.Writer) serveFlags {
 	return serveFlags{
 		set:        fs,
 		shared:     addSharedFlags(fs, "recommend-learner"),
+		corpus:     addCorpusFlags(fs),
 		addr:       fs.String("addr", "127.0.0.1:8080", "address to listen on"),
 		token:      fs.String("admin-token", "", "bearer token for the admin endpoints (POST/DELETE /v1/images, /v1/jobs); empty disables them"),
 		timeout:    fs.Duration("request-timeout", 30*time.Second, "per-request deadline"),
@@ -176,21 +178,14 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		return nil, nil, err
 	}
 	closers = append(closers, b.Close)
-	data := *sh.data
-	if data == "" {
-		boot.SetProgress(server.Progress{Stage: "building the demo index"})
-		if data, err = demoIndex(ctx, *sh.cacheDir, log, func(done, total int) {
-			boot.SetProgress(server.Progress{Stage: "building the demo index", Done: done, Total: total})
-		}); err != nil {
-			return nil, nil, err
-		}
-	}
-	boot.SetProgress(server.Progress{Stage: "opening the index"})
-	ix, dir, err := openIndex(ctx, data, *sh.cacheDir, log)
+	c, err := openCorpus(ctx, sh, f.corpus, b, filepath.Join(*sh.cacheDir, "replica"), reg, log, func(stage string, done, total int) {
+		boot.SetProgress(server.Progress{Stage: stage, Done: done, Total: total})
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	closers = append(closers, func() { ix.Close() })
+	closers = append(closers, c.Close)
+	ix := c.ix
 	am := admission.NewMetrics(reg)
 	engine, choose, err := newEngine(ix, b, sh, search.Options{
 		MaxFullRank:    *f.maxFullRank,
@@ -240,7 +235,11 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
 		RequestTimeout: *f.timeout,
-		ImageDir:       filepath.Join(dir, "uploads"),
+		Images:         c.images,
+		Writer:         c.writer(),
+		Replica:        c.follower,
+		MaxLagEntries:  *f.corpus.maxLagEntries,
+		MaxLagSeconds:  *f.corpus.maxLagSeconds,
 		Search:         engine,
 		Registry:       reg,
 		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),

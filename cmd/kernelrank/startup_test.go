@@ -85,7 +85,7 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)), func(string, int, int) {})
 	want := "another kernelrank process holds " + data + " (the lock of " + filepath.Join(data, "store", "root.bolt")
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "use another --cache-dir") {
 		t.Fatalf("error %v, want it to say %q", err, want)

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/kernelrank/kernelrank/cache"
-	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
@@ -18,11 +18,13 @@ import (
 // worker runs the retraining jobs queued in Redis until interrupted; any
 // number of workers may share a queue. It opens what a job needs on the
 // first job that needs it: the social data and the model store for social
-// jobs, its index (a copy of the servers' corpus) for search jobs.
+// jobs, for search jobs its replica of the corpus (under --cache-dir,
+// following the corpus change log from then on).
 func worker(ctx context.Context, args []string, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sh := addSharedFlags(fs, "learner")
+	cf := addCorpusFlags(fs)
 	concurrency := fs.Int("concurrency", 1, "jobs run at once")
 	queue := fs.String("queue", jobs.DefaultQueue, "job queue name")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -47,15 +49,16 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 	if err != nil {
 		return err
 	}
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, prometheus.NewRegistry(), log)
+	reg := prometheus.NewRegistry()
+	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, reg, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	var ix *index.Index
+	var c *corpus
 	defer func() {
-		if ix != nil {
-			ix.Close()
+		if c != nil {
+			c.Close()
 		}
 	}()
 	social := &lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
@@ -63,12 +66,15 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 		return svc, err
 	}}
 	images := &lazy[*search.Engine]{open: func(ctx context.Context) (*search.Engine, error) {
+		// The worker's replica of the corpus, following the log as the
+		// servers' do: its rankings carry the version they serve.
 		var err error
-		if ix, _, err = openIndex(ctx, *sh.data, *sh.cacheDir, log); err != nil {
+		c, err = openCorpus(ctx, sh, cf, b, filepath.Join(*sh.cacheDir, "worker-replica"), reg, log, func(string, int, int) {})
+		if err != nil {
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := newEngine(ix, b, sh, search.Options{}, log)
+		engine, choose, err := newEngine(c.ix, b, sh, search.Options{}, log)
 		if err != nil {
 			return nil, err
 		}

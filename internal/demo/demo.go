@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 //go:embed corpus
@@ -36,4 +37,19 @@ func Extract(dir string) (string, error) {
 		return "", fmt.Errorf("extracting the demo corpus: %w", err)
 	}
 	return filepath.Join(dir, "corpus.jsonl"), nil
+}
+
+// ExtractFirst is Extract with only the first n records in corpus.jsonl
+// (every image is written): a small corpus of real images, for tests.
+func ExtractFirst(dir string, n int) (string, error) {
+	jsonl, err := Extract(dir)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.SplitAfterN(string(b), "\n", n+1)
+	return jsonl, os.WriteFile(jsonl, []byte(strings.Join(lines[:min(n, len(lines))], "")), 0o644)
 }

@@ -8,7 +8,8 @@ import (
 // Dispatch returns the Handler of every target from the work of each:
 // social and search jobs run their handler, "all" runs social then search
 // (the first half of the progress is social's, the second search's), both
-// publishing under the job's id. A nil handler means that target is not
+// publishing under the job's id; its version is both versions, social's
+// then search's, separated by a space. A nil handler means that target is not
 // available here: its jobs fail with an error wrapping ErrSpec.
 func Dispatch(social, search Handler) Handler {
 	return func(ctx context.Context, id string, spec Spec, progress func(string, float64)) (string, error) {
@@ -23,10 +24,15 @@ func Dispatch(social, search Handler) Handler {
 					progress(name+": "+stage, from+clamp(f)/2)
 				})
 			}
-			if _, err := part(social, TargetSocial, 0); err != nil {
+			sv, err := part(social, TargetSocial, 0)
+			if err != nil {
 				return "", err
 			}
-			return part(search, TargetSearch, 0.5)
+			cv, err := part(search, TargetSearch, 0.5)
+			if err != nil {
+				return "", err
+			}
+			return sv + " " + cv, nil
 		}
 		return "", spec.Validate()
 	}

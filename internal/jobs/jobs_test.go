@@ -59,8 +59,8 @@ func TestDispatch(t *testing.T) {
 	progress := func(stage string, f float64) { seen = append(seen, report{stage, f}) }
 
 	v, err := Dispatch(work("social", nil), work("search", nil))(context.Background(), "j1", Spec{Target: TargetAll}, progress)
-	if err != nil || v != "j1" {
-		t.Fatalf("all: %q, %v", v, err)
+	if err != nil || v != "j1 j1" {
+		t.Fatalf("all: %q, %v; want both versions", v, err)
 	}
 	if want := []string{"social:j1", "search:j1"}; !slices.Equal(ran, want) {
 		t.Errorf("all ran %v, want %v", ran, want)

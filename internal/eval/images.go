@@ -342,7 +342,7 @@ feed:
 	v, t := halves(random)
 	addRows("random", "window order shuffled", v, t)
 	v, t = halves(raw)
-	addRows("raw", "text score", v, t)
+	addRows("text order", "raw: the text score, not re-ranked", v, t)
 	v, t = halves(served)
 	addRows("served", fmt.Sprintf("chosen: %s%s/%s-prior", selection.Strategy, selection.Params, rerank.DefaultPrior), v, t)
 	// Per method and variant, the configuration best on validation P@10.

@@ -27,9 +27,10 @@ import (
 var SelectCandidates = []string{rerank.DefaultStrategy, hsicnpk.Alias, fixed.Poly, fixed.Intersection, fixed.RBF, fixed.Linear, fixed.Text, SelectBaseline}
 
 // SelectBaseline is the ranking that does nothing: the text stage's order
-// (raw). SelectDefault serves it when no re-ranker's validation precision
-// is above it, so a deployment is never served a re-ranking that its own
-// queries show no better than not re-ranking.
+// (raw). SelectDefault serves it unless the re-ranker it chose beats it
+// beyond noise, as a re-ranker must beat the built-in default, so a
+// deployment is served a re-ranking only where its own queries show that
+// re-ranking helps.
 const SelectBaseline = fixed.Raw
 
 // SelectSettings are the parameter settings SelectDefault tries for a
@@ -130,9 +131,9 @@ const SelectMargin = 2
 // than SelectMargin standard errors of the per-query differences (a paired
 // test), the one with the highest mean; none such, the built-in default (the
 // first candidate that runs on the corpus, in SelectCandidates order).
-// Last, when that choice's mean is not above the text order's
-// (SelectBaseline), the text order is served: visual re-ranking does not
-// help on these queries, and Selection.Reason says so. So a deployment sets
+// Last, unless that choice's mean gain over the text order (SelectBaseline)
+// exceeds SelectMargin standard errors too, the text order is served:
+// re-ranking does not help on these queries, and Selection.Reason says so. So a deployment sets
 // a parameter within a re-ranker by what its queries measure, leaves the
 // default re-ranker only for one its queries show better beyond noise, and
 // re-ranks only where its queries show that re-ranking helps. Requests that
@@ -147,7 +148,7 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 	for _, strategy := range SelectCandidates {
 		c := candidate{strategy: strategy}
 		for _, params := range settings(strategy) {
-			p, err := e.precision(ctx, strategy, params, queries)
+			p, err := e.Precision(ctx, strategy, params, queries)
 			if errors.Is(err, learners.ErrInput) || errors.Is(err, rerank.ErrOptions) {
 				if sel.Skipped == nil {
 					sel.Skipped = map[string]string{}
@@ -215,17 +216,17 @@ func settle(cands []candidate) {
 // pick is SelectDefault's rule over the candidates, the first the default:
 // each at its chosen setting (settle); the candidate of highest mean among
 // those whose mean gain over the first exceeds SelectMargin standard
-// errors, else the first; then SelectBaseline, if measured, when the
-// choice's mean is not above its. It returns the choice, each candidate at
+// errors, else the first; then SelectBaseline, if measured, unless the
+// choice's mean gain over it exceeds SelectMargin standard errors too. It returns the choice, each candidate at
 // its chosen setting, and every setting, gains over the first candidate's.
 func pick(cands []candidate) (chosen Scored, best, all []Scored) {
 	settle(cands)
 	base := cands[0].per[cands[0].chosen]
-	baseline := -1
+	baseline, at := -1, 0
 	for c, cand := range cands {
 		s := scored(cand, cand.chosen, base)
 		if c == 0 || s.Gain > 0 && s.Gain > SelectMargin*s.GainSE && s.Precision > chosen.Precision {
-			chosen = s
+			chosen, at = s, c
 		}
 		best = append(best, s)
 		if cand.strategy == SelectBaseline {
@@ -235,8 +236,11 @@ func pick(cands []candidate) (chosen Scored, best, all []Scored) {
 			all = append(all, scored(cand, i, base))
 		}
 	}
-	if baseline >= 0 && chosen.Precision <= best[baseline].Precision {
-		chosen = best[baseline]
+	if baseline >= 0 && at != baseline {
+		vs := scored(cands[at], cands[at].chosen, cands[baseline].per[0])
+		if !(vs.Gain > 0 && vs.Gain > SelectMargin*vs.GainSE) {
+			chosen = best[baseline]
+		}
 	}
 	return chosen, best, all
 }
@@ -252,9 +256,9 @@ func reason(chosen Scored, best []Scored) string {
 	}
 	switch {
 	case chosen.Strategy == SelectBaseline:
-		return fmt.Sprintf("the text order (%s): visual re-ranking does not help on the validation queries, "+
-			"whose P@%d is %.3f in text order and %.3f at best re-ranked (%s%s)",
-			SelectBaseline, SelectCutoff, chosen.Precision, top.Precision, top.Strategy, top.Params)
+		return fmt.Sprintf("the text order (%s): re-ranking does not help on the validation queries beyond noise "+
+			"(%d standard errors): their P@%d is %.3f in text order and %.3f at best re-ranked (%s%s)",
+			SelectBaseline, SelectMargin, SelectCutoff, chosen.Precision, top.Precision, top.Strategy, top.Params)
 	case chosen.Strategy == best[0].Strategy:
 		return fmt.Sprintf("the built-in default %s%s: no re-ranker beats its validation P@%d (%.3f) by more than %d standard errors",
 			chosen.Strategy, chosen.Params, SelectCutoff, chosen.Precision, SelectMargin)
@@ -274,8 +278,9 @@ func scored(c candidate, s int, base []float64) Scored {
 	return Scored{Strategy: c.strategy, Params: c.params[s], Precision: mean(p), Gain: mean(diff), GainSE: stderr(diff)}
 }
 
-// precision is the P@SelectCutoff of strategy with params on each query.
-func (e *Engine) precision(ctx context.Context, strategy string, params json.RawMessage, queries []LabelledQuery) ([]float64, error) {
+// Precision is the P@SelectCutoff of strategy with params on each query,
+// each searched as the server searches it with every other default.
+func (e *Engine) Precision(ctx context.Context, strategy string, params json.RawMessage, queries []LabelledQuery) ([]float64, error) {
 	per := make([]float64, len(queries))
 	for i, q := range queries {
 		req := DefaultRequest(q.Query)

@@ -121,7 +121,7 @@ func TestSelectDefaultServesTheTextOrder(t *testing.T) {
 		}
 	}
 	if last := sel.Precision[len(sel.Precision)-1]; last.Strategy != SelectBaseline || last.Precision != 1 ||
-		!strings.HasPrefix(sel.Reason, "the text order (raw): visual re-ranking does not help") {
+		!strings.HasPrefix(sel.Reason, "the text order (raw): re-ranking does not help") {
 		t.Errorf("text order scored %+v; reason %q", last, sel.Reason)
 	}
 	for _, q := range queries {
@@ -210,15 +210,16 @@ func TestPick(t *testing.T) {
 			t.Errorf("%+v: chose %+v, want %s", c.cands, got, c.want)
 		}
 	}
-	// The text order is served when the choice does not beat it, even
-	// within the noise; a choice above it stays.
+	// The text order is served unless the choice beats it beyond the
+	// margin too.
 	for _, c := range []struct {
 		cands []candidate
 		want  string
 	}{
 		{[]candidate{one("d", base), one(SelectBaseline, noisy)}, SelectBaseline},
 		{[]candidate{one("d", base), one(SelectBaseline, base)}, SelectBaseline},
-		{[]candidate{one("d", noisy), one(SelectBaseline, base)}, "d"},
+		{[]candidate{one("d", noisy), one(SelectBaseline, base)}, SelectBaseline},
+		{[]candidate{one("d", steady), one(SelectBaseline, base)}, "d"},
 		{[]candidate{one("d", base), one("steady", steady), one(SelectBaseline, noisy)}, "steady"},
 		{[]candidate{one("d", base), one("noisy", noisy), one(SelectBaseline, noisy)}, SelectBaseline},
 	} {

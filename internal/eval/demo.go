@@ -48,19 +48,12 @@ func Demo(ctx context.Context, window int, progress io.Writer) (*DemoReport, err
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	jsonl, err := demo.Extract(filepath.Join(tmp, "corpus"))
-	if err != nil {
-		return nil, err
-	}
-	ix, err := index.Open(filepath.Join(tmp, "index"))
+	fmt.Fprintln(progress, "indexing the demo corpus (features from its drawings)")
+	ix, err := demoIndex(ctx, tmp)
 	if err != nil {
 		return nil, err
 	}
 	defer ix.Close()
-	fmt.Fprintln(progress, "indexing the demo corpus (features from its drawings)")
-	if _, err := index.IngestDir(ctx, ix, filepath.Dir(jsonl), index.IngestOptions{StopOnError: true}); err != nil {
-		return nil, err
-	}
 	val, err := demo.Validation()
 	if err != nil {
 		return nil, err
@@ -126,4 +119,22 @@ func PrintDemo(w io.Writer, rep *DemoReport) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nserved: %s\n", rep.Served.Reason)
+}
+
+// demoIndex extracts the demo corpus under dir and indexes it there,
+// computing the drawings' features.
+func demoIndex(ctx context.Context, dir string) (*index.Index, error) {
+	jsonl, err := demo.Extract(filepath.Join(dir, "corpus"))
+	if err != nil {
+		return nil, err
+	}
+	ix, err := index.Open(filepath.Join(dir, "index"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := index.IngestDir(ctx, ix, filepath.Dir(jsonl), index.IngestOptions{StopOnError: true}); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
 }

@@ -1,9 +1,11 @@
 package rerank
 
 import (
+	"context"
 	"math"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"gonum.org/v1/gonum/mat"
 )
@@ -83,5 +85,83 @@ func TestDuplicatesOnlyIdentical(t *testing.T) {
 	}
 	if _, ok := duplicates(cands[:4]); ok {
 		t.Error("clusters found among distinct vectors")
+	}
+}
+
+// repeated is the Corel5k sky window with the visual vectors of its first
+// 50 images only, each repeated four times (image i has image i mod 50's):
+// a window of repeated features, its tags unchanged.
+func repeated(tb testing.TB) []Candidate {
+	cands := corelWindow(tb, "sky")
+	out := make([]Candidate, len(cands))
+	copy(out, cands)
+	for i := range out {
+		out[i].Visual = cands[i%50].Visual
+	}
+	return out
+}
+
+// A learner fits one point a cluster: the kernel npk-fused learns on the
+// repeated window is, row for row, the one it learns on the 50 distinct
+// vectors with the mean of each cluster pair's tag kernel as its target
+// (written out here from the window's tag kernel).
+func TestLearnerFitsOnePointACluster(t *testing.T) {
+	cands := repeated(t)
+	n, m := len(cands), 50
+	text := TextKernel(cands)
+	target := mat.NewSymDense(m, nil)
+	for a := 0; a < m; a++ {
+		for b := a; b < m; b++ {
+			s, c := 0.0, 0
+			for i := a; i < n; i += m {
+				for j := b; j < n; j += m {
+					s += text.At(i, j)
+					c++
+				}
+			}
+			target.SetSym(a, b, s/float64(c))
+		}
+	}
+	x := mat.NewDense(m, len(cands[0].Visual), nil)
+	for a := 0; a < m; a++ {
+		x.SetRow(a, cands[a].Visual)
+	}
+	r, err := resolve("npk-fused", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Fit(t.Context(), &learners.Input{Features: x, Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stats, err := Kernel(t.Context(), cands, "npk-fused", nil)
+	if err != nil || stats == nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if got.At(i, j) != want.Kernel.At(i%m, j%m) {
+				t.Fatalf("K[%d][%d] = %g, want the nodes' K[%d][%d] = %g", i, j, got.At(i, j), i%m, j%m, want.Kernel.At(i%m, j%m))
+			}
+		}
+	}
+}
+
+// BenchmarkRerank200Repeated is BenchmarkRerank200's npk-fused and poly on
+// a window of repeated features (repeated): the learner fits its 50
+// distinct vectors.
+func BenchmarkRerank200Repeated(b *testing.B) {
+	cands := repeated(b)
+	for _, s := range []string{"npk-fused", "poly"} {
+		b.Run(s, func(b *testing.B) {
+			warmHeap()
+			cpu := cpuTime()
+			for b.Loop() {
+				if _, _, err := rerankAll(context.Background(), cands, Options{Strategy: s, Voters: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+		})
 	}
 }

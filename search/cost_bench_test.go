@@ -1,0 +1,119 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/rerank"
+)
+
+// costQueries is how many queries BenchmarkWindowCost times.
+const costQueries = 1000
+
+// BenchmarkWindowCost is the cost of re-ranking a query's window with the
+// default re-ranker (npk-fused), uncached (kernel and VisualRank, the text
+// stage not counted), over 1,000 seeded queries: every Corel5k keyword, then
+// pairs of keywords (matching either) until there are 1,000. It reports the
+// 50th and 99th percentiles and the worst window, in ms, and the median
+// window's size, on two corpora: Corel5k, and a generated corpus of
+// repeated features, Corel5k's 5,000 images each four times (20,000 images:
+// a copy has its original's features and keywords). Run it alone
+// (-benchtime 1x): each corpus takes a minute or two.
+func BenchmarkWindowCost(b *testing.B) {
+	dir, ok := dataset.DataDir()
+	if !ok {
+		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
+	}
+	ml, err := dataset.LoadCorel5k(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		copies int
+	}{{"corel5k", 1}, {"repeated-20k", 4}} {
+		b.Run(c.name, func(b *testing.B) {
+			ix := costIndex(b, ml, c.copies)
+			e := New(ix, nil, Options{})
+			p, err := rerank.NewPlan(rerank.Options{Voters: DefaultVoters})
+			if err != nil {
+				b.Fatal(err)
+			}
+			qs := costQueryList(ml.LabelNames)
+			for b.Loop() {
+				var took []time.Duration
+				var sizes []int
+				for _, q := range qs {
+					w, err := e.Candidates(context.Background(), q, DefaultWindow, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ranked, rest := p.Split(w.Candidates)
+					if !p.Votes(ranked) {
+						continue
+					}
+					start := time.Now()
+					k, _, err := p.Kernel(context.Background(), ranked)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p.Rank(k, ranked, rest)
+					took = append(took, time.Since(start))
+					sizes = append(sizes, len(ranked))
+				}
+				slices.Sort(took)
+				slices.Sort(sizes)
+				at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000 }
+				b.ReportMetric(at(0.5), "p50-ms")
+				b.ReportMetric(at(0.99), "p99-ms")
+				b.ReportMetric(at(1), "worst-ms")
+				b.ReportMetric(float64(sizes[len(sizes)/2]), "median-window")
+				b.ReportMetric(float64(len(took)), "windows")
+			}
+		})
+	}
+}
+
+// costIndex indexes Corel5k's images, each copies times.
+func costIndex(b *testing.B, ml *dataset.MultiLabel, copies int) *index.Index {
+	docs := make([]index.Doc, 0, copies*len(ml.X))
+	for c := 0; c < copies; c++ {
+		for i := range ml.X {
+			d := index.Doc{ID: fmt.Sprintf("img%05d-%d", i, c), Features: make([]float32, len(ml.X[i]))}
+			for _, l := range ml.Y[i] {
+				d.Tags = append(d.Tags, ml.LabelNames[l])
+			}
+			for j, x := range ml.X[i] {
+				d.Features[j] = float32(x)
+			}
+			docs = append(docs, d)
+		}
+	}
+	ix, err := index.Open(filepath.Join(b.TempDir(), "index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	if err := ix.Add(docs); err != nil {
+		b.Fatal(err)
+	}
+	return ix
+}
+
+// costQueryList is every keyword, then seeded pairs of keywords, to
+// costQueries queries.
+func costQueryList(labels []string) []string {
+	qs := slices.Clone(labels)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for len(qs) < costQueries {
+		qs = append(qs, labels[rng.IntN(len(labels))]+" "+labels[rng.IntN(len(labels))])
+	}
+	return qs[:costQueries]
+}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/rerank"
 )
@@ -41,7 +39,7 @@ func BenchmarkWindowCost(b *testing.B) {
 		copies int
 	}{{"corel5k", 1}, {"repeated-20k", 4}} {
 		b.Run(c.name, func(b *testing.B) {
-			ix := costIndex(b, ml, c.copies)
+			ix := indexCorel(b, ml, c.copies)
 			e := New(ix, nil, Options{})
 			p, err := rerank.NewPlan(rerank.Options{Voters: DefaultVoters})
 			if err != nil {
@@ -99,32 +97,6 @@ func report(b *testing.B, took []time.Duration, suffix string) {
 	b.ReportMetric(at(0.5), "p50-ms"+suffix)
 	b.ReportMetric(at(0.99), "p99-ms"+suffix)
 	b.ReportMetric(at(1), "worst-ms"+suffix)
-}
-
-// costIndex indexes Corel5k's images, each copies times.
-func costIndex(b *testing.B, ml *dataset.MultiLabel, copies int) *index.Index {
-	docs := make([]index.Doc, 0, copies*len(ml.X))
-	for c := 0; c < copies; c++ {
-		for i := range ml.X {
-			d := index.Doc{ID: fmt.Sprintf("img%05d-%d", i, c), Features: make([]float32, len(ml.X[i]))}
-			for _, l := range ml.Y[i] {
-				d.Tags = append(d.Tags, ml.LabelNames[l])
-			}
-			for j, x := range ml.X[i] {
-				d.Features[j] = float32(x)
-			}
-			docs = append(docs, d)
-		}
-	}
-	ix, err := index.Open(filepath.Join(b.TempDir(), "index"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ix.Close() })
-	if err := ix.Add(docs); err != nil {
-		b.Fatal(err)
-	}
-	return ix
 }
 
 // costQueryList is every keyword, then seeded pairs of keywords, to

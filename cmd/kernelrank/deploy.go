@@ -14,6 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
@@ -44,32 +45,42 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 		learner: fs.String(learnerFlag, recommend.DefaultLearner, "kernel-combination learner of the recommenders"),
 		window:  fs.Int("window", search.DefaultWindow, "default candidate window re-ranked per query (servers and workers must agree for precomputed rankings to hit)"),
 		validation: fs.String("validation", "", "labelled validation queries of this corpus, JSON Lines {\"q\": ..., \"relevant\": [ids]}: "+
-			"the default re-ranker, with its parameters, becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+rerank.DefaultStrategy),
+			"the default re-ranker, with its parameters, becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+
+			"the demo corpus's built-in validation queries when --data is empty, else "+rerank.DefaultStrategy),
 	}
 }
 
 // newEngine is the search engine of a deployment's process over ix, with
 // opt and the window of sh. With
-// --validation it reads the queries (failing on a bad file) and returns a
-// function that makes the default re-ranker the best on them, logging the
-// choice; without, that function does nothing.
+// --validation it reads the queries (failing on a bad file), on the demo
+// corpus it takes the demo's built-in ones, and returns a function that
+// makes the default re-ranker the best on them, logging the choice;
+// otherwise that function does nothing.
 func newEngine(ix *index.Index, b *backends, sh sharedFlags, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
 	opt.Window = *sh.window
 	engine := search.New(ix, b.loader, opt)
-	if *sh.validation == "" {
+	var queries []search.LabelledQuery
+	switch {
+	case *sh.validation != "":
+		f, err := os.Open(*sh.validation)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--validation: %w", err)
+		}
+		defer f.Close()
+		queries, err = search.ReadValidation(f)
+		if err == nil && len(queries) == 0 {
+			err = errors.New("no query in the file")
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("--validation %s: %w", *sh.validation, err)
+		}
+	case *sh.data == "": // the demo validates itself, as any deployment
+		var err error
+		if queries, err = demo.Validation(); err != nil {
+			return nil, nil, err
+		}
+	default:
 		return engine, func(context.Context) error { return nil }, nil
-	}
-	f, err := os.Open(*sh.validation)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--validation: %w", err)
-	}
-	defer f.Close()
-	queries, err := search.ReadValidation(f)
-	if err == nil && len(queries) == 0 {
-		err = errors.New("no query in the file")
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("--validation %s: %w", *sh.validation, err)
 	}
 	choose := func(ctx context.Context) error {
 		log.Info("choosing the default re-ranker", "queries", len(queries), "candidates", strings.Join(search.SelectCandidates, ","))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
-	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/internal/eval"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
@@ -76,7 +76,7 @@ func newEngine(ix *index.Index, b *backends, sh sharedFlags, opt search.Options,
 		}
 	case *sh.data == "": // the demo validates itself, as any deployment
 		var err error
-		if queries, err = demo.Validation(); err != nil {
+		if queries, err = eval.DemoValidation(); err != nil {
 			return nil, nil, err
 		}
 	default:

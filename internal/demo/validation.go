@@ -8,8 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/kernelrank/kernelrank/search"
 )
 
 // A drawing's curated folders (its labels: the openclipart package's
@@ -19,7 +17,7 @@ import (
 // search page suggests and a new user tries first (Suggested), judged by
 // hand-picked folders, for measuring; and a validation set derived from
 // the folders alone (Validation), on which the demo's default re-ranker is
-// chosen as any deployment's is (search.SelectDefault).
+// chosen as any deployment's is (the search facade's SelectDefault).
 
 // Suggested are the queries the search page suggests (its placeholder: cat,
 // flower, car) and the ones a new user tried first (dog, fish, tree), each
@@ -76,15 +74,22 @@ func relevant(recs []record, folder string) map[string]bool {
 	return out
 }
 
+// Query is a labelled query: its words and the ids of the drawings that
+// answer it.
+type Query struct {
+	Query    string
+	Relevant map[string]bool
+}
+
 // SuggestedQueries are Suggested as labelled queries.
-func SuggestedQueries() ([]search.LabelledQuery, error) {
+func SuggestedQueries() ([]Query, error) {
 	recs, err := records()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]search.LabelledQuery, len(Suggested))
+	out := make([]Query, len(Suggested))
 	for i, s := range Suggested {
-		out[i] = search.LabelledQuery{Query: s.Query, Relevant: relevant(recs, s.Folder)}
+		out[i] = Query{Query: s.Query, Relevant: relevant(recs, s.Folder)}
 	}
 	return out, nil
 }
@@ -98,7 +103,7 @@ func SuggestedQueries() ([]search.LabelledQuery, error) {
 // those filed in the folder or below. A query word of Suggested is left
 // out, so the queries a user is shown are not the ones the default was
 // chosen on. The folder "unsorted" is no category: it is left out too.
-func Validation() ([]search.LabelledQuery, error) {
+func Validation() ([]Query, error) {
 	recs, err := records()
 	if err != nil {
 		return nil, err
@@ -122,7 +127,7 @@ func Validation() ([]search.LabelledQuery, error) {
 	for _, s := range Suggested {
 		held[s.Query] = true
 	}
-	var out []search.LabelledQuery
+	var out []Query
 	for _, f := range slices.Sorted(maps.Keys(folders)) {
 		word := f[strings.LastIndex(f, "/")+1:]
 		if strings.ContainsAny(word, "_-") || f == "unsorted" {
@@ -135,7 +140,7 @@ func Validation() ([]search.LabelledQuery, error) {
 		if len(rel) < minFolder || tagged[word] < minTagged || held[word] {
 			continue
 		}
-		out = append(out, search.LabelledQuery{Query: word, Relevant: rel})
+		out = append(out, Query{Query: word, Relevant: rel})
 	}
 	return out, nil
 }

@@ -54,11 +54,11 @@ func Demo(ctx context.Context, window int, progress io.Writer) (*DemoReport, err
 		return nil, err
 	}
 	defer ix.Close()
-	val, err := demo.Validation()
+	val, err := demoQueries(demo.Validation())
 	if err != nil {
 		return nil, err
 	}
-	sugg, err := demo.SuggestedQueries()
+	sugg, err := demoQueries(demo.SuggestedQueries())
 	if err != nil {
 		return nil, err
 	}
@@ -137,4 +137,20 @@ func demoIndex(ctx context.Context, dir string) (*index.Index, error) {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// DemoValidation is the demo's built-in validation set as the search
+// facade's labelled queries: what serve chooses the demo's default on.
+func DemoValidation() ([]search.LabelledQuery, error) { return demoQueries(demo.Validation()) }
+
+// demoQueries turns the demo's labelled queries into the search facade's.
+func demoQueries(qs []demo.Query, err error) ([]search.LabelledQuery, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]search.LabelledQuery, len(qs))
+	for i, q := range qs {
+		out[i] = search.LabelledQuery{Query: q.Query, Relevant: q.Relevant}
+	}
+	return out, nil
 }

@@ -7,14 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 )
 
 // The group scorers a model can rank groups by (Train chooses one on
@@ -58,59 +56,21 @@ const (
 	sigSize
 )
 
-// groupSums holds what the signals need over all users at once, computed
-// on first use: per group g, the regularised Laplacian and the combined
-// kernel applied to g's membership indicator (n x m, user-major: one
-// solve or product per group instead of one per user), and the m x m
-// co-membership counts.
-type groupSums struct {
-	once           sync.Once
-	regLap, kernel []float64
-	co             []float64
-}
-
-// sums returns the model's groupSums, computing them the first time.
-func (m *Model) sums() *groupSums {
-	s := m.groupSums
-	s.once.Do(func() {
-		n, g := m.ds.N(), len(m.members)
-		s.regLap, s.kernel, s.co = make([]float64, n*g), make([]float64, n*g), make([]float64, g*g)
-		// Not cancellable: computed once per model, m solves and products.
-		_ = parallel(context.Background(), g, func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, c int) {
-			x, y := buf[0], buf[1]
-			clear(x)
-			for _, v := range m.members[c] {
-				x[v] = 1
-			}
-			for _, k := range []struct {
-				op  kernelmath.KernelMatrix
-				dst []float64
-			}{{m.regLap, s.regLap}, {m.combined, s.kernel}} {
-				if k.op == nil {
-					continue // no regularised Laplacian: its signal is 0
-				}
-				k.op.Apply(y, x)
-				for v, val := range y {
-					k.dst[v*g+c] = val
-				}
-			}
-		})
-		for _, gs := range m.groups {
-			for _, a := range gs {
-				for _, b := range gs {
-					s.co[a*g+b]++
-				}
-			}
-		}
-	})
-	return s
-}
-
 // groupSignal sets dst (one entry per group) to signal sig of u
-// (groupFeatures' index); f holds f(u, .) for GroupMKLR (it is
-// overwritten), else may be nil.
+// (groupFeatures' index); f holds f(u, .) for GroupMKLR, else is scratch
+// of length N (it is overwritten; nil: allocated when needed). Each signal
+// is computed for u alone, from u's row of a kernel and the memberships, so
+// nothing over all users and groups is ever stored: the regularised
+// Laplacian's and the combined kernel's rows (one CG solve, one row) summed
+// over each group's members, and the co-members counted over u's groups'
+// members' groups.
 func (m *Model) groupSignal(sig, u int, f, dst []float64) {
-	ng := len(m.members)
+	scratch := func() []float64 {
+		if f == nil {
+			f = make([]float64, m.ds.N())
+		}
+		return f
+	}
 	switch sig {
 	case 0:
 		m.groupScoresOf(u, f, dst)
@@ -126,23 +86,45 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 			}
 		}
 	case 3:
-		copy(dst, m.sums().regLap[u*ng:(u+1)*ng])
+		if m.regLap == nil {
+			clear(dst) // no regularised Laplacian: its signal is 0
+			return
+		}
+		row := scratch()
+		m.regLap.Row(u, row)
+		m.sumOverMembers(row, dst, false)
 	case sigCoMembers:
 		clear(dst)
-		co := m.sums().co
 		for _, h := range m.groups[u] {
-			for g, c := range co[h*ng : (h+1)*ng] {
-				dst[g] += c
+			for _, v := range m.members[h] {
+				for _, g := range m.groups[v] {
+					dst[g]++
+				}
 			}
 		}
 	case sigKernelMean:
-		for g, s := range m.sums().kernel[u*ng : (u+1)*ng] {
-			dst[g] = s / float64(max(1, len(m.members[g])))
-		}
+		row := scratch()
+		m.combined.Row(u, row)
+		m.sumOverMembers(row, dst, true)
 	case sigSize:
 		for g, mem := range m.members {
 			dst[g] = math.Log1p(float64(len(mem)))
 		}
+	}
+}
+
+// sumOverMembers sets dst[g] to the sum of row over g's members, divided
+// by their number when mean is set.
+func (m *Model) sumOverMembers(row, dst []float64, mean bool) {
+	for g, members := range m.members {
+		s := 0.0
+		for _, v := range members {
+			s += row[v]
+		}
+		if mean {
+			s /= float64(max(1, len(members)))
+		}
+		dst[g] = s
 	}
 }
 
@@ -380,6 +362,11 @@ const (
 	// cross-fit GroupLearned: averaging them lowers the variance one
 	// random halving adds to its numbers.
 	groupRepeats = 5
+	// groupFeatureBytes bounds the validation users' features (every
+	// signal of every group, 8 bytes each, and as much again for the
+	// fit's rows): with many groups fewer users are scored (YouTube's
+	// 30,087 groups: 152 users instead of SelectOptions.MaxUsers).
+	groupFeatureBytes = 256 << 20
 )
 
 // selectGroupScorer ranks the held-out memberships of the validation
@@ -392,7 +379,7 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	for _, e := range held {
 		relevant[e[0]] = append(relevant[e[0]], e[1])
 	}
-	users := validationUsers(relevant, maxUsers, rng)
+	users := validationUsers(relevant, min(maxUsers, max(2, groupFeatureBytes/(8*nf*max(ng, 1)))), rng)
 	sel := GroupSelection{Memberships: len(held), Users: len(users)}
 	x := make([]float64, len(users)*nf*ng) // user i's features at i*nf*ng, feature-major
 	if err := parallel(ctx, len(users), func() []float64 { return make([]float64, n) }, func(f []float64, i int) {

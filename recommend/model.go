@@ -119,10 +119,9 @@ type Model struct {
 	regLap       kernelmath.KernelMatrix
 	groupScorer  string
 	groupWeights []float64
-	relations               // the view's
-	groupSums    *groupSums // computed on first use
-	noData       []bool     // users with no relation and no content at all
-	userTie      []int      // rank among equal scores: seeded permutations
+	relations           // the view's
+	noData       []bool // users with no relation and no content at all
+	userTie      []int  // rank among equal scores: seeded permutations
 	groupTie     []int
 	offset       float64 // prior correction of f: see priorOffset
 	stats        Stats
@@ -341,14 +340,25 @@ func Learners() []string {
 	return out
 }
 
+// RegLaplacianMaxUsers is the largest number of users for which groups are
+// scored by the regularised Laplacian (GroupRegLaplacian, and its signal in
+// GroupLearned): its row for a user is a conjugate-gradient solve over the
+// friendships, tens of milliseconds at 100k users, too slow to rank one
+// user's groups on demand; above it the signal is 0 and the scorer is not
+// a candidate.
+const RegLaplacianMaxUsers = 20000
+
 // split separates the learned base kernels from the target (the
 // friendship matrix, or the groups kernel for TargetGroups) and from the
-// regularised Laplacian (nil when not built), which only scores groups.
+// regularised Laplacian (nil when not built or above RegLaplacianMaxUsers
+// users), which only scores groups.
 func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
-			regLap = k.K
+			if n <= RegLaplacianMaxUsers {
+				regLap = k.K
+			}
 		case target == TargetGroups && k.Name == social.KernelGroups:
 			y = k.K
 		default:
@@ -474,7 +484,6 @@ func newRelations(ds *social.Dataset, view social.View) relations {
 func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
-	m.groupSums = &groupSums{}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

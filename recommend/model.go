@@ -57,6 +57,12 @@ type Options struct {
 	// kernels.
 	MKLR      mklr.Options
 	Negatives mklr.NegativeOptions
+	// StrengthPairs caps the training pairs the strength model is fitted
+	// on (default 200,000): above it, a seeded uniform sample of the
+	// friendships and of the negatives, in proportion. mklr's cost grows
+	// with the pairs times its imports, and a few dozen coefficients need
+	// no more; the prior correction (Strength) counts every friendship.
+	StrengthPairs int
 	// Select configures the choice of the friend and group scorers on
 	// held-out training friendships and memberships (on by default;
 	// Select.Scorer and Select.GroupScorer fix them).
@@ -137,15 +143,15 @@ type Model struct {
 
 // priorOffset is the prior correction of a logistic model fitted on a
 // sample with pos friend pairs and neg non-friend pairs, about as many,
-// for the population of n(n-1)/2 user pairs of which pos are friends
+// for the population of n(n-1)/2 user pairs of which friends are friends
 // (King & Zeng 2001, case-control sampling): P(friends) =
-// sigmoid(f - offset), offset = ln(pos/neg) + ln((pairs - pos)/pos).
+// sigmoid(f - offset), offset = ln(pos/neg) + ln((pairs - friends)/friends).
 // The hard negatives are not a uniform sample of the non-friends, so the
 // correction is approximate; it changes no ranking of one user's
 // candidates, only how strengths add up over a group.
-func priorOffset(n, pos, neg int) float64 {
+func priorOffset(n, friends, pos, neg int) float64 {
 	pairs := float64(n) * float64(n-1) / 2
-	return math.Log(float64(pos)/float64(neg)) + math.Log((pairs-float64(pos))/float64(pos))
+	return math.Log(float64(pos)/float64(neg)) + math.Log((pairs-float64(friends))/float64(friends))
 }
 
 // Strength returns P(u and v are friends) = sigmoid(f(u, v) - offset),
@@ -167,7 +173,15 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 // validation model), fitting GroupLearned's weights on them. Errors wrap
 // ErrLearner (the learner cannot be used here), learners.ErrInput (the
 // data cannot give what is needed: no friendships, a listed kernel the
-// data has not; an unknown scorer, or learned fixed), or are ctx's. A learner
+// data has not; an unknown scorer, or learned fixed), or are ctx's.
+//
+// One training, not two: when a validation model is trained, the served
+// model is that model's fit (kernel weights, strength model) applied to
+// the kernels and relations of the whole view (onView, what loading a
+// stored model does), so the pipeline is trained once on the view without
+// the held-out part and never again on all of it. Only with caller-given
+// MKLR.Base kernels, which the fit cannot be moved to, is the pipeline
+// trained again on view. A learner
 // or refit that stops short is not an error: its last iterate is used and
 // Stats.Warnings says so.
 func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {
@@ -179,11 +193,17 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 		return nil, fmt.Errorf("%w: group scorer %q cannot be fixed (%s; %s is fitted when chosen)", learners.ErrInput, opts.Select.GroupScorer, strings.Join(GroupScorers[:len(GroupScorers)-1], ", "), GroupLearned)
 	}
 	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
-	m, err := trainPipeline(ctx, ds, view, opts, logf)
+	sel, gsel, vm, err := selectScorers(ctx, ds, view, opts, logf)
 	if err != nil {
 		return nil, err
 	}
-	sel, gsel, err := selectScorers(ctx, ds, view, opts, logf)
+	var m *Model
+	if vm != nil && opts.MKLR.Base == nil {
+		logf("applying the validation model's fit to every friendship and membership")
+		m, err = vm.onView(ctx, view, opts.Seed)
+	} else {
+		m, err = trainPipeline(ctx, ds, view, opts, logf)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +235,25 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	}
 	m.scorer, m.stats.Selection = sel.Scorer, sel
 	m.groupScorer, m.stats.GroupSelection = gsel.Scorer, gsel
+	return m, nil
+}
+
+// onView returns the model with vm's kernel weights and strength model over
+// the kernels of view (built as Train builds them) and view's relations:
+// the fit of vm, made on part of view, serves all of it. The strength
+// model keeps vm's prior correction (its training pairs' counts).
+func (vm *Model) onView(ctx context.Context, view social.View, seed uint64) (*Model, error) {
+	m := &Model{ds: vm.ds, stats: vm.stats, settings: vm.settings, offset: vm.offset, scorer: vm.scorer, groupScorer: vm.groupScorer,
+		full:       slices.Equal(view.Friends, vm.ds.Friends) && slices.Equal(view.Memberships, vm.ds.Memberships),
+		customBase: vm.customBase, dataVersion: vm.dataVersion}
+	if err := m.rebuildKernels(ctx, view); err != nil {
+		return nil, err
+	}
+	var err error
+	if m.strength, err = mklr.FromState(vm.strength.State(), m.combined, m.baseKernels()); err != nil {
+		return nil, err
+	}
+	m.index(view, seed)
 	return m, nil
 }
 
@@ -278,6 +317,9 @@ func (o *Options) defaults() {
 	}
 	if o.Target == "" {
 		o.Target = TargetFriends
+	}
+	if o.StrengthPairs <= 0 {
+		o.StrengthPairs = 200000
 	}
 	if o.DenseMax <= 0 {
 		o.DenseMax = 2000
@@ -432,8 +474,10 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 		return err
 	}
 	m.stats.Negatives = time.Since(start)
+	friends := len(pos)
+	pos, neg = samplePairs(pos, neg, opts.StrengthPairs, opts.Seed)
 	m.stats.Positive, m.stats.Negative = len(pos), len(neg)
-	m.offset = priorOffset(m.ds.N(), len(pos), len(neg))
+	m.offset = priorOffset(m.ds.N(), friends, len(pos), len(neg))
 
 	start = time.Now()
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
@@ -452,6 +496,26 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	m.stats.Imports = len(m.strength.Imports())
 	logf("strength model trained", "imports", m.stats.Imports, "took", m.stats.Strength.Round(time.Millisecond))
 	return nil
+}
+
+// samplePairs returns pos and neg when they hold at most limit pairs in
+// all, else a seeded uniform sample of each, in proportion, limit in all.
+func samplePairs(pos, neg []learners.Pair, limit int, seed uint64) ([]learners.Pair, []learners.Pair) {
+	total := len(pos) + len(neg)
+	if total <= limit {
+		return pos, neg
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9a125))
+	sample := func(p []learners.Pair) []learners.Pair {
+		k := max(1, int(math.Round(float64(len(p))*float64(limit)/float64(total))))
+		out := slices.Clone(p)
+		for i := 0; i < k; i++ {
+			j := i + rng.IntN(len(out)-i)
+			out[i], out[j] = out[j], out[i]
+		}
+		return out[:k]
+	}
+	return sample(pos), sample(neg)
 }
 
 // relations are the friendships and memberships of a view, as lists.

@@ -112,11 +112,12 @@ type Validation struct {
 
 // selectScorers holds out validation friendships and memberships of view
 // (those of the scorers opts.Select leaves open), trains the learned
-// pipeline on the rest, and chooses on the held-out ones: the friend
+// pipeline on the rest (the validation model it returns; nil when nothing
+// is held out or its training failed), and chooses on the held-out ones: the friend
 // scorer with the best MAP (then P@10, then the order of Scorers), the
 // group scorer by chooseGroupScorer (GroupLearned, fitted on the same
 // memberships, unless another is better by more than a standard error).
-func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, error) {
+func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, *Model, error) {
 	start := time.Now()
 	so := opts.Select
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5e1ec7))
@@ -141,7 +142,7 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 		memberships, heldM = view.Memberships, nil
 	}
 	if heldF == nil && heldM == nil {
-		return sel, gsel, nil
+		return sel, gsel, nil, nil
 	}
 	sub := opts
 	sub.Select.Scorer, sub.Select.GroupScorer = ScorerMKLR, GroupMKLR
@@ -149,7 +150,7 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, func(string, ...any) {})
 	if err != nil {
 		if ctx.Err() != nil {
-			return sel, gsel, ctx.Err()
+			return sel, gsel, nil, ctx.Err()
 		}
 		if heldF != nil {
 			sel.Reason = fmt.Sprintf("the validation model failed (%v): mklr is served unvalidated", err)
@@ -157,24 +158,24 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 		if heldM != nil {
 			gsel.Reason = fmt.Sprintf("the validation model failed (%v): mklr ranks groups unvalidated", err)
 		}
-		return sel, gsel, nil
+		return sel, gsel, nil, nil
 	}
 	if validationHook != nil {
 		validationHook(vm, heldF, heldM)
 	}
 	if heldF != nil {
 		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng); err != nil {
-			return sel, gsel, err
+			return sel, gsel, nil, err
 		}
 		sel.Took = time.Since(start)
 	}
 	if heldM != nil {
 		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng); err != nil {
-			return sel, gsel, err
+			return sel, gsel, nil, err
 		}
 		gsel.Took = time.Since(start)
 	}
-	return sel, gsel, nil
+	return sel, gsel, vm, nil
 }
 
 // validationUsers returns the users with a relevant item, a seeded sample

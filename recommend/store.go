@@ -54,6 +54,7 @@ type settings struct {
 	Kernels   social.KernelOptions `json:"kernels"`
 	MKLR      mklrSettings         `json:"mklr"`
 	Negatives mklr.NegativeOptions `json:"negatives"`
+	Pairs     int                  `json:"strength_pairs"`
 	Select    SelectOptions        `json:"select"`
 	Seed      uint64               `json:"seed"`
 }
@@ -73,7 +74,7 @@ type mklrSettings struct {
 // settingsOf returns the settings of opts, defaults applied.
 func settingsOf(opts Options) (settings, error) {
 	opts.defaults()
-	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Select: opts.Select, Seed: opts.Seed,
+	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Pairs: opts.StrengthPairs, Select: opts.Select, Seed: opts.Seed,
 		MKLR: mklrSettings{opts.MKLR.Pair, opts.MKLR.C, opts.MKLR.MaxImport, opts.MKLR.Candidates, opts.MKLR.Tol,
 			opts.MKLR.NoIntercept, opts.MKLR.KernelTerm, opts.MKLR.Seed}}
 	if len(opts.Params) > 0 {
@@ -249,7 +250,7 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 		return nil, fmt.Errorf("%s: part meta: %w", where, err)
 	}
 	m.groupWeights = md.GroupWeights
-	if err := m.rebuildKernels(ctx); err != nil {
+	if err := m.rebuildKernels(ctx, ds.FullView()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	st := mklr.State{Pair: md.Pair, Alpha: alpha.F64, Bias: md.Bias, KernelTerm: md.KernelTerm, Gamma: md.Gamma, Stats: md.Strength}
@@ -294,11 +295,10 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 	return m, nil
 }
 
-// rebuildKernels builds the base kernels as Train did and combines them
-// with the stored weights (m.stats.Weights), checking that the same
+// rebuildKernels builds the base kernels over view as Train did and
+// combines them with the weights m.stats.Weights, checking that the same
 // kernels came out.
-func (m *Model) rebuildKernels(ctx context.Context) error {
-	view := m.ds.FullView()
+func (m *Model) rebuildKernels(ctx context.Context, view social.View) error {
 	kernels, err := social.BuildKernels(ctx, m.ds, view, m.settings.Kernels)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -373,7 +374,7 @@ const (
 // model m for their users (at most maxUsers of them) with every group
 // scorer, fits GroupLearned on them, and returns chooseGroupScorer's
 // choice.
-func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (GroupSelection, error) {
+func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand, report func(done, of int)) (GroupSelection, error) {
 	n, ng, nf := m.ds.N(), len(m.members), len(groupFeatures)
 	relevant := make([][]int, n)
 	for _, e := range held {
@@ -381,10 +382,13 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	}
 	users := validationUsers(relevant, min(maxUsers, max(2, groupFeatureBytes/(8*nf*max(ng, 1)))), rng)
 	sel := GroupSelection{Memberships: len(held), Users: len(users)}
+	var done atomic.Int64
+	report(0, len(users))
 	x := make([]float64, len(users)*nf*ng) // user i's features at i*nf*ng, feature-major
 	if err := parallel(ctx, len(users), func() []float64 { return make([]float64, n) }, func(f []float64, i int) {
 		m.strength.ScoreAll(users[i], f)
 		m.features(users[i], f, x[i*nf*ng:(i+1)*nf*ng])
+		report(int(done.Add(1)), len(users))
 	}); err != nil {
 		return sel, err
 	}

@@ -73,6 +73,30 @@ type Options struct {
 	Seed uint64
 	// Log receives the progress of training (nil: none).
 	Log *slog.Logger
+	// Progress (nil: none) gets each stage of training (Stages) as it
+	// starts, with 0, and the fraction of it done where a stage can tell.
+	Progress func(stage string, fraction float64)
+}
+
+// The stages of training, in order, as Options.Progress names them.
+const (
+	StageKernels    = "building kernels"
+	StageWeights    = "learning kernel weights"
+	StageNegatives  = "sampling negatives"
+	StageStrength   = "training the strength model"
+	StageFriendsVal = "validating the friend scorers"
+	StageGroupsVal  = "validating the group scorers"
+	StageApply      = "applying the fit to the whole view"
+)
+
+// Stages lists the stages of training in order.
+var Stages = []string{StageKernels, StageWeights, StageNegatives, StageStrength, StageFriendsVal, StageGroupsVal, StageApply}
+
+// report passes a stage's progress to o.Progress.
+func (o *Options) report(stage string, fraction float64) {
+	if o.Progress != nil {
+		o.Progress(stage, fraction)
+	}
 }
 
 // ErrLearner wraps the errors of a learner that cannot combine the kernels
@@ -200,6 +224,7 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	var m *Model
 	if vm != nil && opts.MKLR.Base == nil {
 		logf("applying the validation model's fit to every friendship and membership")
+		opts.report(StageApply, 0)
 		m, err = vm.onView(ctx, view, opts.Seed)
 	} else {
 		m, err = trainPipeline(ctx, ds, view, opts, logf)
@@ -284,6 +309,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 		customBase: opts.MKLR.Base != nil, dataVersion: ds.Version()}
 
 	start := time.Now()
+	opts.report(StageKernels, 0)
 	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", cmp.Or(opts.Kernels.Mode, social.ModeDefault))
 	kernels, err := social.BuildKernels(ctx, ds, view, opts.Kernels)
 	if err != nil {
@@ -297,6 +323,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	m.stats.Kernels = time.Since(start)
 
 	start = time.Now()
+	opts.report(StageWeights, 0)
 	logf("learning kernel weights", "kernels", len(base))
 	if err := m.combine(ctx, learner, spec, target); err != nil {
 		return nil, err
@@ -469,6 +496,7 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 		pos[i] = learners.Pair{I: e[0], J: e[1]}
 	}
 	base := m.baseKernels()
+	opts.report(StageNegatives, 0)
 	neg, err := mklr.SampleNegatives(ctx, base, pos, opts.Negatives)
 	if err != nil {
 		return err
@@ -480,6 +508,7 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	m.offset = priorOffset(m.ds.N(), friends, len(pos), len(neg))
 
 	start = time.Now()
+	opts.report(StageStrength, 0)
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
 	mo := opts.MKLR
 	if mo.Base == nil {

@@ -147,7 +147,7 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 	sub := opts
 	sub.Select.Scorer, sub.Select.GroupScorer = ScorerMKLR, GroupMKLR
 	logf("training the validation model", "friendships", len(friends), "held_out", len(heldF), "memberships", len(memberships), "held_out_memberships", len(heldM))
-	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, func(string, ...any) {})
+	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, logf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return sel, gsel, nil, ctx.Err()
@@ -164,18 +164,31 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 		validationHook(vm, heldF, heldM)
 	}
 	if heldF != nil {
-		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng); err != nil {
+		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng, stageReport(opts, StageFriendsVal)); err != nil {
 			return sel, gsel, nil, err
 		}
 		sel.Took = time.Since(start)
 	}
 	if heldM != nil {
-		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng); err != nil {
+		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng, stageReport(opts, StageGroupsVal)); err != nil {
 			return sel, gsel, nil, err
 		}
 		gsel.Took = time.Since(start)
 	}
 	return sel, gsel, vm, nil
+}
+
+// stageReport returns a report of stage's items done for opts.Progress:
+// every 64th item and the last, one call at a time.
+func stageReport(opts Options, stage string) func(done, of int) {
+	var mu sync.Mutex
+	return func(done, of int) {
+		if done == 0 || done%64 == 0 || done == of {
+			mu.Lock()
+			opts.report(stage, float64(done)/float64(max(of, 1)))
+			mu.Unlock()
+		}
+	}
 }
 
 // validationUsers returns the users with a relevant item, a seeded sample
@@ -217,7 +230,7 @@ func parallel[S any](ctx context.Context, count int, newState func() S, work fun
 // selectFriendScorer scores the held-out friendships of the validation
 // model m for their ends (at most maxUsers of them) with every friend
 // scorer and returns the best.
-func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (Selection, error) {
+func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand, report func(done, of int)) (Selection, error) {
 	n := m.ds.N()
 	relevant := make([][]int, n)
 	for _, e := range held {
@@ -226,6 +239,8 @@ func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers 
 	}
 	users := validationUsers(relevant, maxUsers, rng)
 	sel := Selection{Edges: len(held), Users: len(users)}
+	var done atomic.Int64
+	report(0, len(users))
 	ap, p10 := make([][]float64, len(Scorers)), make([][]float64, len(Scorers))
 	for s := range Scorers {
 		ap[s], p10[s] = make([]float64, len(users)), make([]float64, len(users))
@@ -236,6 +251,7 @@ func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers 
 			m.friendScores(name, u, buf[0], buf[1])
 			ap[s][i], p10[s][i] = rankStats(buf[0], m.userTie, m.friends[u], u, relevant[u], 10)
 		}
+		report(int(done.Add(1)), len(users))
 	})
 	if err != nil {
 		return sel, err

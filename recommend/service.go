@@ -114,13 +114,17 @@ type slot struct {
 	model         atomic.Pointer[Model]
 
 	// Guarded by Service.mu.
-	state   string    // idle (not brought up), loading, training, ready or failed
-	since   time.Time // start of the state's work
-	took    time.Duration
-	source  string // store or trained: where the served model came from
-	err     error  // why there is no model (failed)
-	warning string // the last problem while a model serves
-	bad     string // a published version that failed to load: not retried
+	state string    // idle (not brought up), loading, training, ready or failed
+	since time.Time // start of the state's work
+	// stage and fraction: how far training has got (Options.Progress's
+	// stage, or "precomputing top-k").
+	stage    string
+	fraction float64
+	took     time.Duration
+	source   string // store or trained: where the served model came from
+	err      error  // why there is no model (failed)
+	warning  string // the last problem while a model serves
+	bad      string // a published version that failed to load: not retried
 }
 
 // NewService loads the data from src ("" path) and prepares a service;
@@ -294,7 +298,11 @@ func (s *Service) bringUp(sl *slot) error {
 	s.mu.Lock()
 	sl.state, sl.since = "training", time.Now()
 	s.mu.Unlock()
-	m, err := s.build(s.life, sl.learner, d, nil)
+	m, err := s.build(s.life, sl.learner, d, func(stage string, f float64) {
+		s.mu.Lock()
+		sl.stage, sl.fraction = stage, f
+		s.mu.Unlock()
+	})
 	if err != nil {
 		log.Error("training the recommender failed", "err", err)
 		s.mu.Lock()
@@ -323,9 +331,10 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 	}
 	log := s.log.With("learner", learner)
 	start := time.Now()
-	report("training", 0)
 	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version)
-	m, err := Train(ctx, d.ds, d.ds.FullView(), s.trainOptions(learner))
+	opts := s.trainOptions(learner)
+	opts.Progress = report
+	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -604,6 +613,10 @@ type Status struct {
 	// Warning is the last problem while a model serves: a published
 	// version that could not be loaded, a store that failed.
 	Warning string `json:"warning,omitempty"`
+	// Stage and Fraction say how far training has got: the stage
+	// (Stages, then "precomputing top-k") and the fraction of it done.
+	Stage    string  `json:"stage,omitempty"`
+	Fraction float64 `json:"fraction,omitempty"`
 	// Seconds is the time spent so far, or taken by the served model's
 	// load or training.
 	Seconds float64 `json:"seconds"`
@@ -625,6 +638,9 @@ func (s *Service) Status() []Status {
 		st := Status{Learner: sl.learner, State: sl.state, Warning: sl.warning, Model: sl.name, Source: sl.source, Seconds: sl.took.Seconds()}
 		if sl.state == "loading" || sl.state == "training" {
 			st.Seconds = time.Since(sl.since).Seconds()
+		}
+		if sl.state == "training" {
+			st.Stage, st.Fraction = sl.stage, sl.fraction
 		}
 		if sl.err != nil {
 			st.Error = sl.err.Error()

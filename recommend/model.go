@@ -156,6 +156,7 @@ type Model struct {
 	offset       float64 // prior correction of f: see priorOffset
 	stats        Stats
 	top          *precomputed // nil: every request ranks from scratch
+	cached       *onDemand    // nil: rankings computed on demand are not kept
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view and MKLR.Base the default,

@@ -183,12 +183,13 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 }
 
 // topFriends returns u's k best friend candidates and their scores: the
-// precomputed ones when there are k, else ranked now.
+// precomputed ones when there are k, else the cached ones (WithCache), else
+// ranked now.
 func (m *Model) topFriends(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.friends.k {
 		return m.top.friends.row(u, k)
 	}
-	return m.rankFriends(u, k, make([]float64, m.ds.N()), nil)
+	return m.cachedRanking(2*u, k, func(k int) ([]int, []float64) { return m.rankFriends(u, k, make([]float64, m.ds.N()), nil) })
 }
 
 // rankFriends ranks the users that are neither u nor u's friends by the
@@ -205,9 +206,11 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.groups.k {
 		return m.top.groups.row(u, k)
 	}
-	score := make([]float64, len(m.members))
-	m.GroupScores(u, score)
-	return m.rankGroups(u, k, score)
+	return m.cachedRanking(2*u+1, k, func(k int) ([]int, []float64) {
+		score := make([]float64, len(m.members))
+		m.GroupScores(u, score)
+		return m.rankGroups(u, k, score)
+	})
 }
 
 // GroupScores sets score[g] to the score RecommendGroups ranks g by for

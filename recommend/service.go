@@ -62,6 +62,14 @@ type ServiceOptions struct {
 	// TopK is the length of the precomputed top-k lists a trained model
 	// is stored with (default DefaultTopK).
 	TopK int
+	// PrecomputeMaxUsers is the most users whose top-k lists are all
+	// precomputed after training (default 20,000: n rankings of n users
+	// each, O(n^2)); above it, a model is ready once trained and ranks
+	// each user on demand, keeping the first TopK friends and groups of
+	// the users asked for in a cache of RankCacheBytes (default 128 MiB,
+	// about 1.8 KB a user: 50 friends and 50 groups).
+	PrecomputeMaxUsers int
+	RankCacheBytes     int64
 	// PollInterval is how often the store's published versions are
 	// checked (default 2 s).
 	PollInterval time.Duration
@@ -134,6 +142,12 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 	opts.defaults()
 	if opts.TopK <= 0 {
 		opts.TopK = DefaultTopK
+	}
+	if opts.PrecomputeMaxUsers <= 0 {
+		opts.PrecomputeMaxUsers = 20000
+	}
+	if opts.RankCacheBytes <= 0 {
+		opts.RankCacheBytes = 128 << 20
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 2 * time.Second
@@ -322,7 +336,8 @@ func (s *Service) bringUp(sl *slot) error {
 	return nil
 }
 
-// build trains learner's model on d and precomputes its top-k lists.
+// build trains learner's model on d and, up to PrecomputeMaxUsers users,
+// precomputes its top-k lists.
 func (s *Service) build(ctx context.Context, learner string, d *data, progress func(string, float64)) (*Model, error) {
 	report := func(stage string, f float64) {
 		if progress != nil {
@@ -340,13 +355,17 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 	}
 	st := m.Stats()
 	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "group_scorer", st.GroupSelection.Scorer, "warnings", len(st.Warnings))
+	s.trained.Add(1)
+	if d.ds.N() > s.opts.PrecomputeMaxUsers {
+		log.Info("top-k not precomputed: users are ranked on demand", "users", d.ds.N(), "precompute_max_users", s.opts.PrecomputeMaxUsers)
+		return m, nil
+	}
 	start = time.Now()
 	report("precomputing top-k", 0)
 	m, err = m.WithTop(ctx, s.opts.TopK, func(f float64) { report("precomputing top-k", f) })
 	if err != nil {
 		return nil, err
 	}
-	s.trained.Add(1)
 	log.Info("top-k precomputed", "k", s.opts.TopK, "took", time.Since(start).Round(time.Millisecond))
 	return m, nil
 }
@@ -415,6 +434,13 @@ func NewVersion() string {
 // serve makes m the served model of sl; took is how long its load or
 // training took.
 func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
+	if m.TopK() == 0 && m.cached == nil {
+		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
+			m = c
+		} else {
+			s.log.Warn("rankings computed on demand are not cached", "err", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.model.Store(m)

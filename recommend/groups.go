@@ -139,12 +139,16 @@ func groupNeedsStrength(scorer string) bool { return scorer == GroupMKLR || scor
 // f is as for groupSignal.
 func (m *Model) features(u int, f, x []float64) {
 	ng := len(m.members)
+	mine := make([]bool, ng)
+	for _, g := range m.groups[u] {
+		mine[g] = true
+	}
 	for s := range groupFeatures {
 		row := x[s*ng : (s+1)*ng]
 		m.groupSignal(s, u, f, row)
 		top := 0.0
 		for g, v := range row {
-			if s == sigSize || !contains(m.groups[u], g) {
+			if s == sigSize || !mine[g] {
 				top = math.Max(top, math.Abs(v))
 			}
 		}

@@ -29,9 +29,10 @@ type LargeOptions struct {
 	// MaxGroupShare of the users (default 0.08).
 	GroupsPerUser, GroupSizeAlpha, MaxGroupShare float64
 	// DegreeAlpha is the tail of the users' sociability, Pareto(DegreeAlpha)
-	// (default 1.3: at 77,381 users the largest degree is about 4,600,
-	// YouTube's 2,147).
-	DegreeAlpha float64
+	// capped at MaxSociability times the users (defaults 1.3 and 0.03: at
+	// 77,381 users the largest degree is about 2,000, YouTube's 2,147; the
+	// crawl of all YouTube, 1.1M users, has 28,754).
+	DegreeAlpha, MaxSociability float64
 	// Community is the mean size of the communities friendships and
 	// groups form in (default 100), Local the share of friendships and
 	// members drawn from one's own community (default 0.8).
@@ -43,7 +44,7 @@ func (o *LargeOptions) defaults() error {
 	for _, p := range []struct {
 		v   *float64
 		def float64
-	}{{&o.MeanDegree, 15}, {&o.GroupsPerUser, 0.39}, {&o.GroupSizeAlpha, 1}, {&o.MaxGroupShare, 0.08}, {&o.DegreeAlpha, 1.3}, {&o.Local, 0.8}} {
+	}{{&o.MeanDegree, 15}, {&o.GroupsPerUser, 0.39}, {&o.GroupSizeAlpha, 1}, {&o.MaxGroupShare, 0.08}, {&o.DegreeAlpha, 1.3}, {&o.MaxSociability, 0.03}, {&o.Local, 0.8}} {
 		if *p.v == 0 {
 			*p.v = p.def
 		}
@@ -62,6 +63,8 @@ func (o *LargeOptions) defaults() error {
 	case !(o.GroupsPerUser > 0) || !(o.GroupSizeAlpha > 0) || !(o.MaxGroupShare > 0) || o.MaxGroupShare > 1 || !(o.DegreeAlpha > 1):
 		return fmt.Errorf("demo: groups per user %v, group size alpha %v, largest group share %v and degree alpha %v: want positive, the share at most 1, the degree alpha above 1",
 			o.GroupsPerUser, o.GroupSizeAlpha, o.MaxGroupShare, o.DegreeAlpha)
+	case !(o.MaxSociability > 0):
+		return fmt.Errorf("demo: largest sociability share %v: want positive", o.MaxSociability)
 	case o.Community < 2 || o.Local < 0 || o.Local > 1:
 		return fmt.Errorf("demo: community size %d and local share %v: want at least 2 and in [0, 1]", o.Community, o.Local)
 	}
@@ -80,7 +83,7 @@ type LargeNetwork struct {
 // GenerateLarge builds a network with YouTube's shape in time and memory
 // linear in users plus friendships plus memberships: users fall into
 // communities (uniformly, Community users on average) and have a
-// sociability w ~ Pareto(DegreeAlpha); each of the Users*MeanDegree/2
+// sociability w ~ Pareto(DegreeAlpha), capped; each of the Users*MeanDegree/2
 // friendships picks its first end in proportion to w, and its second in
 // proportion to w within the first's community (Local) or among all
 // users; a group has a home community and floor(Pareto(GroupSizeAlpha))
@@ -100,7 +103,7 @@ func GenerateLarge(seed uint64, opts LargeOptions) (*LargeNetwork, error) {
 	w := make([]float64, n)
 	for i := range home {
 		home[i] = int32(r.intn(communities))
-		w[i] = r.pareto(opts.DegreeAlpha)
+		w[i] = min(r.pareto(opts.DegreeAlpha), max(1, opts.MaxSociability*float64(n)))
 	}
 	// members[c] lists community c's users, with cumulative weights.
 	order := make([]int32, n)

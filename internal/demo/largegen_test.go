@@ -89,7 +89,7 @@ func TestGenerateLargeLoads(t *testing.T) {
 }
 
 func TestGenerateLargeOptionErrors(t *testing.T) {
-	for _, o := range []LargeOptions{{Users: 1}, {MeanDegree: -1}, {Users: 10, MeanDegree: 20}, {DegreeAlpha: 0.5}, {MaxGroupShare: 2}, {Community: 1}, {Local: 1.5}} {
+	for _, o := range []LargeOptions{{Users: 1}, {MeanDegree: -1}, {Users: 10, MeanDegree: 20}, {DegreeAlpha: 0.5}, {MaxSociability: -1}, {MaxGroupShare: 2}, {Community: 1}, {Local: 1.5}} {
 		if _, err := GenerateLarge(1, o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}

@@ -155,8 +155,9 @@ type Model struct {
 	groupTie     []int
 	offset       float64 // prior correction of f: see priorOffset
 	stats        Stats
-	top          *precomputed // nil: every request ranks from scratch
-	cached       *onDemand    // nil: rankings computed on demand are not kept
+	top          *precomputed  // nil: every request ranks from scratch
+	cached       *onDemand     // nil: rankings computed on demand are not kept
+	regLapGroups *regLapGroups // see regLapSums
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view and MKLR.Base the default,
@@ -578,6 +579,7 @@ func newRelations(ds *social.Dataset, view social.View) relations {
 func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
+	m.regLapGroups = &regLapGroups{}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

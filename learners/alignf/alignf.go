@@ -15,12 +15,13 @@
 // method, in the equivalent form 1/2 theta'M theta - a'theta), never as the
 // unconstrained M^-1 a, which gives negative weights whenever a kernel is
 // redundant given the others. M and a come from
-// kernelmath.FrobeniusInnerProducts: exactly from the kernels' factored forms
-// when every kernel and the target has one (sparse, Gram X X', low-rank
-// Z Z', scaled by a constant or a cosine normalisation: the social kernels
-// and the friendship target), in time near-linear in the non-zeros of the
-// factors and whatever n; otherwise from one parallel sweep over every row
-// of every kernel up to kernelmath.DefaultSweepMax points (O(n^2 p^2)), and
+// kernelmath.FrobeniusInnerProducts: from kernelmath.DefaultFactorsFrom
+// points on, exactly from the kernels' factored forms when every kernel and
+// the target has one (sparse, Gram X X', low-rank Z Z', scaled by a
+// constant or a cosine normalisation: the social kernels and the friendship
+// target), in time near-linear in the non-zeros of the factors; otherwise,
+// and below that size, from one parallel sweep over every row of every
+// kernel up to kernelmath.DefaultSweepMax points (O(n^2 p^2)), and
 // above it with the pairs of the unfactored kernels estimated from
 // kernelmath.DefaultSampleRows sampled rows, whose standard errors
 // Result.StdErr reports. No kernel is ever formed.

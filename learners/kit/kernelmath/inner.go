@@ -17,6 +17,13 @@ const (
 	DefaultSweepMax = 20000
 	// DefaultSampleRows is the number of rows sampled above it.
 	DefaultSampleRows = 4096
+	// DefaultFactorsFrom is the smallest n at which factored kernels are
+	// used rather than the row sweep. Below it the sweep's n^2 p^2 dot
+	// products are few and run at memory speed, while the factored
+	// products scatter into accumulators: on BlogCatalog (10,312 users,
+	// two-hop neighbourhoods of 62% of the users) the sweep takes 0.7 s and
+	// the factors 2.5 s; on YouTube (77,381 users) the factors 1.8 s.
+	DefaultFactorsFrom = 16384
 )
 
 // Methods of InnerProducts.
@@ -37,6 +44,10 @@ type InnerOptions struct {
 	SweepMax   int
 	SampleRows int
 	Seed       uint64
+	// FactorsFrom is the smallest n at which the factored forms are used
+	// (default DefaultFactorsFrom; 1: at any n); below it every inner
+	// product comes from the row sweep. Both are exact.
+	FactorsFrom int
 }
 
 // InnerProducts is the p x p matrix of Frobenius inner products of p
@@ -56,8 +67,8 @@ type InnerProducts struct {
 //
 //	<H K_s H, H K_t H> = <K_s, K_t> - (2/n) (K_s 1)'(K_t 1) + (1'K_s 1)(1'K_t 1)/n^2,
 //
-// with the row sums K 1 exact (one product each). It never forms a row
-// when every kernel has a factored form, K = D F D with D diagonal and F a
+// with the row sums K 1 exact (one product each). From opts.FactorsFrom
+// points on, it never forms a row when every kernel has a factored form, K = D F D with D diagonal and F a
 // SparseSym S, a Gram X X' or a LowRank Z Z' (the kernels BuildKernels makes,
 // scaled by a constant or by the cosine normalisation): then, exactly,
 //
@@ -67,8 +78,8 @@ type InnerProducts struct {
 // costing sum_i nnz(x_i) nnz(y_i) (nnz(x_i) r against a rank-r Z, n r r'
 // for two LowRanks) and sum over S's non-zeros of the cost of K_ij. Kernels
 // without a factored form (dense, regularised Laplacian, row-scaled,
-// shifted, sums) are swept row by row, as KernelInnerProducts does, up to
-// opts.SweepMax users; above it, the pairs they take part in are estimated
+// shifted, sums), and every kernel below opts.FactorsFrom points, are swept
+// row by row, as KernelInnerProducts does, up to opts.SweepMax users; above it, the pairs they take part in are estimated
 // from m sampled rows i: <K_s, K_t> = sum_i <K_s(i,:), K_t(i,:)> is
 // estimated by (n/m) times the sum over the sample, whose standard error
 // n sqrt((1 - m/n) var/m) (var the sample variance of the row products)
@@ -90,6 +101,9 @@ func FrobeniusInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool
 	if opts.SampleRows <= 0 {
 		opts.SampleRows = DefaultSampleRows
 	}
+	if opts.FactorsFrom <= 0 {
+		opts.FactorsFrom = DefaultFactorsFrom
+	}
 	p := len(ks)
 	fs := make([]factored, p)
 	all := true
@@ -98,7 +112,7 @@ func FrobeniusInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool
 		fs[t], ok = factorOf(k)
 		all = all && ok
 	}
-	if !all && (n <= opts.SweepMax || opts.SampleRows >= n) {
+	if n < opts.FactorsFrom || !all && (n <= opts.SweepMax || opts.SampleRows >= n) {
 		g, err := KernelInnerProducts(ctx, ks, centred)
 		if err != nil {
 			return nil, err

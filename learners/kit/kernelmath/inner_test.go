@@ -24,12 +24,15 @@ func TestFrobeniusInnerProductsByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip, err := FrobeniusInnerProducts(context.Background(), []KernelMatrix{g, s}, false, InnerOptions{})
+	ip, err := FrobeniusInnerProducts(context.Background(), []KernelMatrix{g, s}, false, InnerOptions{FactorsFrom: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ip.Method != MethodFactors || ip.StdErr != nil {
 		t.Errorf("method %q, stderr %v: want exact factors", ip.Method, ip.StdErr)
+	}
+	if sw, _ := FrobeniusInnerProducts(context.Background(), []KernelMatrix{g, s}, false, InnerOptions{}); sw.Method != MethodRows {
+		t.Errorf("3 points, below DefaultFactorsFrom: method %q, want %q", sw.Method, MethodRows)
 	}
 	for _, c := range []struct {
 		a, b int
@@ -39,7 +42,7 @@ func TestFrobeniusInnerProductsByHand(t *testing.T) {
 			t.Errorf("<K%d, K%d> = %g, want %g", c.a, c.b, got, c.want)
 		}
 	}
-	ip, err = FrobeniusInnerProducts(context.Background(), []KernelMatrix{g, s}, true, InnerOptions{})
+	ip, err = FrobeniusInnerProducts(context.Background(), []KernelMatrix{g, s}, true, InnerOptions{FactorsFrom: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,7 @@ func TestFrobeniusInnerProductsFactorsMatchDense(t *testing.T) {
 		}
 	}
 	for _, centred := range []bool{false, true} {
-		ip, err := FrobeniusInnerProducts(context.Background(), ks, centred, InnerOptions{})
+		ip, err := FrobeniusInnerProducts(context.Background(), ks, centred, InnerOptions{FactorsFrom: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,9 +104,9 @@ func TestFrobeniusInnerProductsFactorsMatchDense(t *testing.T) {
 		}
 	}
 	prev := runtime.GOMAXPROCS(1)
-	one, _ := FrobeniusInnerProducts(context.Background(), ks, true, InnerOptions{})
+	one, _ := FrobeniusInnerProducts(context.Background(), ks, true, InnerOptions{FactorsFrom: 1})
 	runtime.GOMAXPROCS(4)
-	four, _ := FrobeniusInnerProducts(context.Background(), ks, true, InnerOptions{})
+	four, _ := FrobeniusInnerProducts(context.Background(), ks, true, InnerOptions{FactorsFrom: 1})
 	runtime.GOMAXPROCS(prev)
 	if !mat.Equal(one.G, four.G) {
 		t.Error("inner products depend on GOMAXPROCS")
@@ -136,7 +139,7 @@ func TestFrobeniusInnerProductsUnfactored(t *testing.T) {
 	if exact.Method != MethodRows {
 		t.Fatalf("n = %d below SweepMax: method %q", n, exact.Method)
 	}
-	est, err := FrobeniusInnerProducts(ctx, ks, true, InnerOptions{SweepMax: 100, SampleRows: 200, Seed: 7})
+	est, err := FrobeniusInnerProducts(ctx, ks, true, InnerOptions{SweepMax: 100, SampleRows: 200, Seed: 7, FactorsFrom: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

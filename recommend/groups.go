@@ -63,10 +63,9 @@ const (
 // of length N (it is overwritten; nil: allocated when needed). Each signal
 // is computed for u alone, from u's row of a kernel and the memberships:
 // the combined kernel's row summed over each group's members, and the
-// co-members counted over u's groups' members' groups; the regularised
-// Laplacian's the same way (one CG solve) unless its sums over all users
-// and groups fit in regLapSumsBytes (regLapSums). Nothing else over all
-// users and groups is stored.
+// co-members counted over u's groups' members' groups; only the
+// regularised Laplacian's comes from sums over all users and groups
+// (regLapSums), bounded by RegLaplacianMaxEntries.
 func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 	scratch := func() []float64 {
 		if f == nil {
@@ -89,15 +88,10 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 			}
 		}
 	case 3:
-		switch sums := m.regLapSums(); {
-		case m.regLap == nil:
-			clear(dst) // no regularised Laplacian: its signal is 0
-		case sums != nil:
+		if sums := m.regLapSums(); sums != nil {
 			copy(dst, sums[u*len(m.members):(u+1)*len(m.members)])
-		default:
-			row := scratch()
-			m.regLap.Row(u, row)
-			m.sumOverMembers(row, dst, false)
+		} else {
+			clear(dst) // no regularised Laplacian: its signal is 0
 		}
 	case sigCoMembers:
 		clear(dst)
@@ -119,18 +113,14 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 	}
 }
 
-// regLapSumsBytes bounds the regularised Laplacian's group sums that
-// regLapSums keeps.
-const regLapSumsBytes = 64 << 20
-
 // regLapSums returns, user-major, the regularised Laplacian applied to
 // every group's membership indicator (one CG solve a group rather than one
 // a user: BlogCatalog's 39 groups against its 10,312 users), computed on
-// first use, when they fit in regLapSumsBytes; else nil (then each user's
-// signal is a solve of its own).
+// first use; nil without a regularised Laplacian (split leaves it out when
+// this would exceed RegLaplacianMaxEntries).
 func (m *Model) regLapSums() []float64 {
 	r := m.regLapGroups
-	if m.regLap == nil || r == nil || 8*m.ds.N()*len(m.members) > regLapSumsBytes {
+	if m.regLap == nil || r == nil {
 		return nil
 	}
 	r.once.Do(func() {

@@ -320,7 +320,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	if err != nil {
 		return nil, err
 	}
-	base, target, regLap, err := split(kernels, view, n, opts.Target)
+	base, target, regLap, err := split(kernels, view, n, len(ds.Groups), opts.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -414,23 +414,25 @@ func Learners() []string {
 	return out
 }
 
-// RegLaplacianMaxUsers is the largest number of users for which groups are
-// scored by the regularised Laplacian (GroupRegLaplacian, and its signal in
-// GroupLearned): its row for a user is a conjugate-gradient solve over the
-// friendships, tens of milliseconds at 100k users, too slow to rank one
-// user's groups on demand; above it the signal is 0 and the scorer is not
-// a candidate.
-const RegLaplacianMaxUsers = 20000
+// RegLaplacianMaxEntries bounds users times groups for the regularised
+// Laplacian to score groups (GroupRegLaplacian, and its signal in
+// GroupLearned): its signal is the kernel applied to every group's
+// membership indicator, one conjugate-gradient solve a group, kept
+// user-major (8 bytes an entry: 64 MiB). Above it (a generated network of
+// 10,000 users and 3,900 groups) the signal would cost a solve a user, too
+// slow to validate on thousands of users or to rank a user's groups on
+// demand: it is 0 and the scorer is not a candidate.
+const RegLaplacianMaxEntries = 8 << 20
 
 // split separates the learned base kernels from the target (the
 // friendship matrix, or the groups kernel for TargetGroups) and from the
-// regularised Laplacian (nil when not built or above RegLaplacianMaxUsers
-// users), which only scores groups.
-func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
+// regularised Laplacian (nil when not built or when users times groups
+// exceed RegLaplacianMaxEntries), which only scores groups.
+func split(kernels []social.NamedKernel, view social.View, n, groups int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
-			if n <= RegLaplacianMaxUsers {
+			if n*groups <= RegLaplacianMaxEntries {
 				regLap = k.K
 			}
 		case target == TargetGroups && k.Name == social.KernelGroups:

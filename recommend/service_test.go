@@ -134,8 +134,8 @@ func testServiceStore(t *testing.T, newStore func(t *testing.T) cache.Store) {
 		if err != nil || v != "job-1" || model(t, a).Version() != "job-1" {
 			t.Fatalf("retrain: %q, %v; a serves %q", v, err, model(t, a).Version())
 		}
-		if strings.Join(stages, ",") != "loading data,training,precomputing top-k,publishing" {
-			t.Errorf("stages %v", stages)
+		if want := append(append([]string{"loading data"}, recommend.Stages...), "precomputing top-k", "publishing"); !slices.Equal(stages, want) {
+			t.Errorf("stages %q, want %q", stages, want)
 		}
 		waitFor(t, "b serves job-1", func() bool { return model(t, b).Version() == "job-1" })
 		if st := status(b); st.Source != "store" || st.Version != "job-1" {

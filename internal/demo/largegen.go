@@ -220,16 +220,19 @@ func (l *LargeNetwork) WriteBlogCatalog(dir string) error {
 		return f.Close()
 	}
 	id := func(w *bufio.Writer, v int) { w.WriteString(strconv.Itoa(v + 1)) }
+	ids := func(count int) func(w *bufio.Writer) { // the ids 1..count, a line each
+		return func(w *bufio.Writer) {
+			for v := range count {
+				id(w, v)
+				w.WriteByte('\n')
+			}
+		}
+	}
 	steps := []struct {
 		name string
 		body func(w *bufio.Writer)
 	}{
-		{"nodes.csv", func(w *bufio.Writer) {
-			for u := range l.Users {
-				id(w, u)
-				w.WriteByte('\n')
-			}
-		}},
+		{"nodes.csv", ids(l.Users)},
 		{"edges.csv", func(w *bufio.Writer) {
 			for _, p := range l.Friends {
 				id(w, int(p[0]))
@@ -238,12 +241,7 @@ func (l *LargeNetwork) WriteBlogCatalog(dir string) error {
 				w.WriteByte('\n')
 			}
 		}},
-		{"groups.csv", func(w *bufio.Writer) {
-			for g := range l.Groups {
-				id(w, g)
-				w.WriteByte('\n')
-			}
-		}},
+		{"groups.csv", ids(len(l.Groups))},
 		{"group-edges.csv", func(w *bufio.Writer) {
 			for g, members := range l.Groups {
 				for _, u := range members {

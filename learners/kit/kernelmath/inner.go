@@ -2,7 +2,6 @@ package kernelmath
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -86,14 +85,9 @@ type InnerProducts struct {
 // InnerProducts.StdErr reports. Deterministic for given options; checks
 // ctx between chunks of work.
 func FrobeniusInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool, opts InnerOptions) (*InnerProducts, error) {
-	if len(ks) == 0 {
-		return nil, fmt.Errorf("learners: no kernels")
-	}
-	n := ks[0].Dim()
-	for t, k := range ks {
-		if k.Dim() != n {
-			return nil, fmt.Errorf("learners: kernel %d is %d x %d, kernel 0 is %d x %d", t, k.Dim(), k.Dim(), n, n)
-		}
+	n, err := commonDim(ks)
+	if err != nil {
+		return nil, err
 	}
 	if opts.SweepMax <= 0 {
 		opts.SweepMax = DefaultSweepMax
@@ -138,15 +132,7 @@ func FrobeniusInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool
 		}
 	}
 	if centred {
-		sums := make([][]float64, p)
-		for t, k := range ks {
-			sums[t] = k.RowSums()
-		}
-		for s := 0; s < p; s++ {
-			for t := s; t < p; t++ {
-				out.G.SetSym(s, t, centerInner(out.G.At(s, t), sums[s], sums[t]))
-			}
-		}
+		centreAll(out.G, ks)
 	}
 	return out, nil
 }

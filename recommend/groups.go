@@ -406,6 +406,10 @@ const (
 	// fit's rows): with many groups fewer users are scored (YouTube's
 	// 30,087 groups: 152 users instead of SelectOptions.MaxUsers).
 	groupFeatureBytes = 256 << 20
+	// fitMaxQuiet is about how many of a user's groups without a signal
+	// besides size and mklr GroupLearned's fit keeps (see pairs in
+	// selectGroupScorer).
+	fitMaxQuiet = 200
 )
 
 // selectGroupScorer ranks the held-out memberships of the validation
@@ -436,18 +440,37 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	}
 	// pairs returns the (user, candidate group) rows of the users i with
 	// keep(i), whether the group is a held-out membership, and where each
-	// user's rows start.
+	// user's rows start. A user's candidates are the groups it is not in
+	// that are held out or have a signal besides size and mklr (a friend,
+	// a co-member, a kernel neighbour among the members), plus every
+	// stride-th of the others (fitMaxQuiet of them or so): with thousands
+	// of groups the quiet ones, which differ only by size, would make
+	// nearly all the rows of each Newton step.
 	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
 		var rows []float64
 		var y []bool
 		start := []int{0}
+		quiet := func(i, g int) bool {
+			for _, sig := range []int{1, 2, 3, sigCoMembers, sigKernelMean} {
+				if block(i, sig)[g] != 0 {
+					return false
+				}
+			}
+			return true
+		}
 		for i, u := range users {
 			if !keep(i) {
 				continue
 			}
+			stride, seen := max(1, ng/fitMaxQuiet), 0
 			for g := range ng {
 				if contains(m.groups[u], g) {
 					continue
+				}
+				if quiet(i, g) && !slices.Contains(relevant[u], g) {
+					if seen++; seen%stride != 0 {
+						continue
+					}
 				}
 				for s := range nf {
 					rows = append(rows, block(i, s)[g])

@@ -191,7 +191,7 @@ func TestFriendRecommendations(t *testing.T) {
 	}
 }
 
-// TestFriendScoreParts pins finding 9 of issue 10: a friend's explanation
+// TestFriendScoreParts pins that a friend's explanation
 // adds up to its score, f(u, v) = intercept + pairs + the base kernels'
 // terms, each part computed here from the strength model.
 func TestFriendScoreParts(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/kernelrank/kernelrank/social"
 )
 
-// realModel trains the default recommender on a real data set of
-// ../shared/data/social (skipping when it is absent).
-func realModel(b *testing.B, name string) *recommend.Model {
+// realData loads a real data set of ../shared/data/social (skipping when
+// it is absent).
+func realData(b *testing.B, name string) *social.Dataset {
 	b.Helper()
 	root, ok := dataset.DataDir()
 	if !ok {
@@ -26,11 +26,34 @@ func realModel(b *testing.B, name string) *recommend.Model {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return ds
+}
+
+// realModel trains the default recommender on a real data set.
+func realModel(b *testing.B, name string) *recommend.Model {
+	b.Helper()
+	ds := realData(b, name)
 	m, err := recommend.Train(context.Background(), ds, ds.FullView(), recommend.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return m
+}
+
+// BenchmarkTrain is the default training of a server (kernels, weights,
+// strength model and the choice of the scorers, in one pass) on the real
+// data sets; run it with -benchtime 1x.
+func BenchmarkTrain(b *testing.B) {
+	for _, name := range []string{"ego-facebook", "blogcatalog", "youtube"} {
+		b.Run(name, func(b *testing.B) {
+			ds := realData(b, name)
+			for b.Loop() {
+				if _, err := recommend.Train(context.Background(), ds, ds.FullView(), recommend.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkServe is the serving cost of one request: the top 10 friends

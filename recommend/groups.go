@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelrank/kernelrank/learners"
-	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 )
 
@@ -59,59 +59,21 @@ const (
 	sigSize
 )
 
-// groupSums holds what the signals need over all users at once, computed
-// on first use: per group g, the regularised Laplacian and the combined
-// kernel applied to g's membership indicator (n x m, user-major: one
-// solve or product per group instead of one per user), and the m x m
-// co-membership counts.
-type groupSums struct {
-	once           sync.Once
-	regLap, kernel []float64
-	co             []float64
-}
-
-// sums returns the model's groupSums, computing them the first time.
-func (m *Model) sums() *groupSums {
-	s := m.groupSums
-	s.once.Do(func() {
-		n, g := m.ds.N(), len(m.members)
-		s.regLap, s.kernel, s.co = make([]float64, n*g), make([]float64, n*g), make([]float64, g*g)
-		// Not cancellable: computed once per model, m solves and products.
-		_ = parallel(context.Background(), g, func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, c int) {
-			x, y := buf[0], buf[1]
-			clear(x)
-			for _, v := range m.members[c] {
-				x[v] = 1
-			}
-			for _, k := range []struct {
-				op  kernelmath.KernelMatrix
-				dst []float64
-			}{{m.regLap, s.regLap}, {m.combined, s.kernel}} {
-				if k.op == nil {
-					continue // no regularised Laplacian: its signal is 0
-				}
-				k.op.Apply(y, x)
-				for v, val := range y {
-					k.dst[v*g+c] = val
-				}
-			}
-		})
-		for _, gs := range m.groups {
-			for _, a := range gs {
-				for _, b := range gs {
-					s.co[a*g+b]++
-				}
-			}
-		}
-	})
-	return s
-}
-
 // groupSignal sets dst (one entry per group) to signal sig of u
-// (groupFeatures' index); f holds f(u, .) for GroupMKLR (it is
-// overwritten), else may be nil.
+// (groupFeatures' index); f holds f(u, .) for GroupMKLR, else is scratch
+// of length N (it is overwritten; nil: allocated when needed). Each signal
+// is computed for u alone, from u's row of a kernel and the memberships:
+// the combined kernel's row summed over each group's members, and the
+// co-members counted over u's groups' members' groups; only the
+// regularised Laplacian's comes from sums over all users and groups
+// (regLapSums), bounded by RegLaplacianMaxEntries.
 func (m *Model) groupSignal(sig, u int, f, dst []float64) {
-	ng := len(m.members)
+	scratch := func() []float64 {
+		if f == nil {
+			f = make([]float64, m.ds.N())
+		}
+		return f
+	}
 	switch sig {
 	case 0:
 		m.groupScoresOf(u, f, dst)
@@ -127,23 +89,78 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 			}
 		}
 	case 3:
-		copy(dst, m.sums().regLap[u*ng:(u+1)*ng])
+		if sums := m.regLapSums(); sums != nil {
+			copy(dst, sums[u*len(m.members):(u+1)*len(m.members)])
+		} else {
+			clear(dst) // no regularised Laplacian: its signal is 0
+		}
 	case sigCoMembers:
 		clear(dst)
-		co := m.sums().co
 		for _, h := range m.groups[u] {
-			for g, c := range co[h*ng : (h+1)*ng] {
-				dst[g] += c
+			for _, v := range m.members[h] {
+				for _, g := range m.groups[v] {
+					dst[g]++
+				}
 			}
 		}
 	case sigKernelMean:
-		for g, s := range m.sums().kernel[u*ng : (u+1)*ng] {
-			dst[g] = s / float64(max(1, len(m.members[g])))
-		}
+		row := scratch()
+		m.combined.Row(u, row)
+		m.sumOverMembers(row, dst, true)
 	case sigSize:
 		for g, mem := range m.members {
 			dst[g] = math.Log1p(float64(len(mem)))
 		}
+	}
+}
+
+// regLapSums returns, user-major, the regularised Laplacian applied to
+// every group's membership indicator (one CG solve a group rather than one
+// a user: BlogCatalog's 39 groups against its 10,312 users), computed on
+// first use; nil without a regularised Laplacian (split leaves it out when
+// this would exceed RegLaplacianMaxEntries).
+func (m *Model) regLapSums() []float64 {
+	r := m.regLapGroups
+	if m.regLap == nil || r == nil {
+		return nil
+	}
+	r.once.Do(func() {
+		n, ng := m.ds.N(), len(m.members)
+		r.sums = make([]float64, n*ng)
+		// Not cancellable: computed once per model, one solve a group.
+		_ = parallel(context.Background(), ng, func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, g int) {
+			x, y := buf[0], buf[1]
+			clear(x)
+			for _, v := range m.members[g] {
+				x[v] = 1
+			}
+			m.regLap.Apply(y, x)
+			for v, val := range y {
+				r.sums[v*ng+g] = val
+			}
+		})
+	})
+	return r.sums
+}
+
+// regLapGroups holds regLapSums' result.
+type regLapGroups struct {
+	once sync.Once
+	sums []float64
+}
+
+// sumOverMembers sets dst[g] to the sum of row over g's members, divided
+// by their number when mean is set.
+func (m *Model) sumOverMembers(row, dst []float64, mean bool) {
+	for g, members := range m.members {
+		s := 0.0
+		for _, v := range members {
+			s += row[v]
+		}
+		if mean {
+			s /= float64(max(1, len(members)))
+		}
+		dst[g] = s
 	}
 }
 
@@ -157,12 +174,16 @@ func groupNeedsStrength(scorer string) bool { return scorer == GroupMKLR || scor
 // f is as for groupSignal.
 func (m *Model) features(u int, f, x []float64) {
 	ng := len(m.members)
+	mine := make([]bool, ng)
+	for _, g := range m.groups[u] {
+		mine[g] = true
+	}
 	for s := range groupFeatures {
 		row := x[s*ng : (s+1)*ng]
 		m.groupSignal(s, u, f, row)
 		top := 0.0
 		for g, v := range row {
-			if s == sigSize || !contains(m.groups[u], g) {
+			if s == sigSize || !mine[g] {
 				top = math.Max(top, math.Abs(v))
 			}
 		}
@@ -379,24 +400,36 @@ const (
 	// cross-fit GroupLearned: averaging them lowers the variance one
 	// random halving adds to its numbers.
 	groupRepeats = 5
+	// groupFeatureBytes bounds the validation users' features (every
+	// signal of every group, 8 bytes each, and as much again for the
+	// fit's rows): with many groups fewer users are scored (YouTube's
+	// 30,087 groups: 152 users instead of SelectOptions.MaxUsers).
+	groupFeatureBytes = 256 << 20
+	// fitMaxQuiet is about how many of a user's groups without a signal
+	// besides size and mklr GroupLearned's fit keeps (see pairs in
+	// selectGroupScorer).
+	fitMaxQuiet = 200
 )
 
 // selectGroupScorer ranks the held-out memberships of the validation
 // model m for their users (at most maxUsers of them) with every group
 // scorer, fits GroupLearned on them, and returns chooseGroupScorer's
 // choice.
-func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (GroupSelection, error) {
+func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand, report func(done, of int)) (GroupSelection, error) {
 	n, ng, nf := m.ds.N(), len(m.members), len(groupFeatures)
 	relevant := make([][]int, n)
 	for _, e := range held {
 		relevant[e[0]] = append(relevant[e[0]], e[1])
 	}
-	users := validationUsers(relevant, maxUsers, rng)
+	users := validationUsers(relevant, min(maxUsers, max(2, groupFeatureBytes/(8*nf*max(ng, 1)))), rng)
 	sel := GroupSelection{Memberships: len(held), Users: len(users)}
+	var done atomic.Int64
+	report(0, len(users))
 	x := make([]float64, len(users)*nf*ng) // user i's features at i*nf*ng, feature-major
 	if err := parallel(ctx, len(users), func() []float64 { return make([]float64, n) }, func(f []float64, i int) {
 		m.strength.ScoreAll(users[i], f)
 		m.features(users[i], f, x[i*nf*ng:(i+1)*nf*ng])
+		report(int(done.Add(1)), len(users))
 	}); err != nil {
 		return sel, err
 	}
@@ -406,18 +439,37 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	}
 	// pairs returns the (user, candidate group) rows of the users i with
 	// keep(i), whether the group is a held-out membership, and where each
-	// user's rows start.
+	// user's rows start. A user's candidates are the groups it is not in
+	// that are held out or have a signal besides size and mklr (a friend,
+	// a co-member, a kernel neighbour among the members), plus every
+	// stride-th of the others (fitMaxQuiet of them or so): with thousands
+	// of groups the quiet ones, which differ only by size, would make
+	// nearly all the rows of each Newton step.
 	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
 		var rows []float64
 		var y []bool
 		start := []int{0}
+		quiet := func(i, g int) bool {
+			for _, sig := range []int{1, 2, 3, sigCoMembers, sigKernelMean} {
+				if block(i, sig)[g] != 0 {
+					return false
+				}
+			}
+			return true
+		}
 		for i, u := range users {
 			if !keep(i) {
 				continue
 			}
+			stride, seen := max(1, ng/fitMaxQuiet), 0
 			for g := range ng {
 				if contains(m.groups[u], g) {
 					continue
+				}
+				if quiet(i, g) && !slices.Contains(relevant[u], g) {
+					if seen++; seen%stride != 0 {
+						continue
+					}
 				}
 				for s := range nf {
 					rows = append(rows, block(i, s)[g])

@@ -60,6 +60,15 @@ type Options struct {
 	// strength model (mklr's Base).
 	MKLR      json.RawMessage
 	Negatives mklr.NegativeOptions
+	// StrengthPairs caps the training pairs the strength model is fitted
+	// on (default 600,000): above it, a seeded uniform sample of the
+	// friendships and of the negatives, in proportion. mklr's cost grows
+	// with the pairs times its imports; the prior correction (Strength)
+	// counts every friendship. The default fits ego-Facebook's 167k and
+	// BlogCatalog's 540k pairs whole: capped at 200k, BlogCatalog's
+	// alignf+mklr friend MAP fell from .102 to .095 (eval social --seed 1),
+	// so the sample is only for larger networks (YouTube: 1.7M pairs).
+	StrengthPairs int
 	// Select configures the choice of the friend and group scorers on
 	// held-out training friendships and memberships (on by default;
 	// Select.Scorer and Select.GroupScorer fix them).
@@ -70,6 +79,30 @@ type Options struct {
 	Seed uint64
 	// Log receives the progress of training (nil: none).
 	Log *slog.Logger
+	// Progress (nil: none) gets each stage of training (Stages) as it
+	// starts, with 0, and the fraction of it done where a stage can tell.
+	Progress func(stage string, fraction float64)
+}
+
+// The stages of training, in order, as Options.Progress names them.
+const (
+	StageKernels    = "building kernels"
+	StageWeights    = "learning kernel weights"
+	StageNegatives  = "sampling negatives"
+	StageStrength   = "training the strength model"
+	StageFriendsVal = "validating the friend scorers"
+	StageGroupsVal  = "validating the group scorers"
+	StageApply      = "applying the fit to the whole view"
+)
+
+// Stages lists the stages of training in order.
+var Stages = []string{StageKernels, StageWeights, StageNegatives, StageStrength, StageFriendsVal, StageGroupsVal, StageApply}
+
+// report passes a stage's progress to o.Progress.
+func (o *Options) report(stage string, fraction float64) {
+	if o.Progress != nil {
+		o.Progress(stage, fraction)
+	}
 }
 
 // ErrLearner wraps the errors of a learner that cannot combine the kernels
@@ -122,14 +155,15 @@ type Model struct {
 	regLap       kernelmath.KernelMatrix
 	groupScorer  string
 	groupWeights []float64
-	relations               // the view's
-	groupSums    *groupSums // computed on first use
-	noData       []bool     // users with no relation and no content at all
-	userTie      []int      // rank among equal scores: seeded permutations
+	relations           // the view's
+	noData       []bool // users with no relation and no content at all
+	userTie      []int  // rank among equal scores: seeded permutations
 	groupTie     []int
 	offset       float64 // prior correction of f: see priorOffset
 	stats        Stats
-	top          *precomputed // nil: every request ranks from scratch
+	top          *precomputed  // nil: every request ranks from scratch
+	cached       *onDemand     // nil: rankings computed on demand are not kept
+	regLapGroups *regLapGroups // see regLapSums
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view,
@@ -141,15 +175,15 @@ type Model struct {
 
 // priorOffset is the prior correction of a logistic model fitted on a
 // sample with pos friend pairs and neg non-friend pairs, about as many,
-// for the population of n(n-1)/2 user pairs of which pos are friends
+// for the population of n(n-1)/2 user pairs of which friends are friends
 // (King & Zeng 2001, case-control sampling): P(friends) =
-// sigmoid(f - offset), offset = ln(pos/neg) + ln((pairs - pos)/pos).
+// sigmoid(f - offset), offset = ln(pos/neg) + ln((pairs - friends)/friends).
 // The hard negatives are not a uniform sample of the non-friends, so the
 // correction is approximate; it changes no ranking of one user's
 // candidates, only how strengths add up over a group.
-func priorOffset(n, pos, neg int) float64 {
+func priorOffset(n, friends, pos, neg int) float64 {
 	pairs := float64(n) * float64(n-1) / 2
-	return math.Log(float64(pos)/float64(neg)) + math.Log((pairs-float64(pos))/float64(pos))
+	return math.Log(float64(pos)/float64(neg)) + math.Log((pairs-float64(friends))/float64(friends))
 }
 
 // Strength returns P(u and v are friends) = sigmoid(f(u, v) - offset),
@@ -171,8 +205,14 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 // validation model), fitting GroupLearned's weights on them. Errors wrap
 // ErrLearner (the learner cannot be used here), learners.ErrInput (the
 // data cannot give what is needed: no friendships, a listed kernel the
-// data has not; an unknown scorer, or learned fixed), or are ctx's. A learner
-// or refit that stops short is not an error: its last iterate is used and
+// data has not; an unknown scorer, or learned fixed), or are ctx's.
+//
+// One training, not two: when a validation model is trained, the served
+// model is that model's fit (kernel weights, strength model) applied to
+// the kernels and relations of the whole view (onView, what loading a
+// stored model does), so the pipeline is trained once on the view without
+// the held-out part and never again on all of it. A learner or refit that
+// stops short is not an error: its last iterate is used and
 // Stats.Warnings says so.
 func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Options) (*Model, error) {
 	opts.defaults()
@@ -183,11 +223,18 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 		return nil, fmt.Errorf("%w: group scorer %q cannot be fixed (%s; %s is fitted when chosen)", learners.ErrInput, opts.Select.GroupScorer, strings.Join(GroupScorers[:len(GroupScorers)-1], ", "), GroupLearned)
 	}
 	logf := func(msg string, args ...any) { opts.Log.Info(msg, append([]any{"learner", opts.Learner}, args...)...) }
-	m, err := trainPipeline(ctx, ds, view, opts, logf)
+	sel, gsel, vm, err := selectScorers(ctx, ds, view, opts, logf)
 	if err != nil {
 		return nil, err
 	}
-	sel, gsel, err := selectScorers(ctx, ds, view, opts, logf)
+	var m *Model
+	if vm != nil {
+		logf("applying the validation model's fit to every friendship and membership")
+		opts.report(StageApply, 0)
+		m, err = vm.onView(ctx, view, opts.Seed)
+	} else {
+		m, err = trainPipeline(ctx, ds, view, opts, logf)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +269,25 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	return m, nil
 }
 
+// onView returns the model with vm's kernel weights and strength model over
+// the kernels of view (built as Train builds them) and view's relations:
+// the fit of vm, made on part of view, serves all of it. The strength
+// model keeps vm's prior correction (its training pairs' counts).
+func (vm *Model) onView(ctx context.Context, view social.View, seed uint64) (*Model, error) {
+	m := &Model{ds: vm.ds, stats: vm.stats, settings: vm.settings, offset: vm.offset, scorer: vm.scorer, groupScorer: vm.groupScorer,
+		full:        slices.Equal(view.Friends, vm.ds.Friends) && slices.Equal(view.Memberships, vm.ds.Memberships),
+		dataVersion: vm.dataVersion}
+	if err := m.rebuildKernels(ctx, view); err != nil {
+		return nil, err
+	}
+	var err error
+	if m.strength, err = mklr.FromState(vm.strength.State(), m.combined, m.baseKernels()); err != nil {
+		return nil, err
+	}
+	m.index(view, seed)
+	return m, nil
+}
+
 // trainPipeline is Train without the choice of the scorer: it ranks by mklr.
 func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (*Model, error) {
 	spec, err := usable(opts.Learner, opts.Target)
@@ -249,12 +315,13 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 		dataVersion: ds.Version()}
 
 	start := time.Now()
+	opts.report(StageKernels, 0)
 	logf("building kernels", "users", n, "friendships", len(view.Friends), "mode", cmp.Or(opts.Kernels.Mode, social.ModeDefault))
 	kernels, err := social.BuildKernels(ctx, ds, view, opts.Kernels)
 	if err != nil {
 		return nil, err
 	}
-	base, target, regLap, err := split(kernels, view, n, opts.Target)
+	base, target, regLap, err := split(kernels, view, n, len(ds.Groups), opts.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +329,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	m.stats.Kernels = time.Since(start)
 
 	start = time.Now()
+	opts.report(StageWeights, 0)
 	logf("learning kernel weights", "kernels", len(base))
 	if err := m.combine(ctx, learner, spec, target); err != nil {
 		return nil, err
@@ -296,6 +364,9 @@ func (o *Options) defaults() {
 	}
 	if o.Target == "" {
 		o.Target = TargetFriends
+	}
+	if o.StrengthPairs <= 0 {
+		o.StrengthPairs = 600000
 	}
 	if o.DenseMax <= 0 {
 		o.DenseMax = 2000
@@ -355,14 +426,27 @@ func Learners() []string {
 	return out
 }
 
+// RegLaplacianMaxEntries bounds users times groups for the regularised
+// Laplacian to score groups (GroupRegLaplacian, and its signal in
+// GroupLearned): its signal is the kernel applied to every group's
+// membership indicator, one conjugate-gradient solve a group, kept
+// user-major (8 bytes an entry: 64 MiB). Above it (a generated network of
+// 10,000 users and 3,900 groups) the signal would cost a solve a user, too
+// slow to validate on thousands of users or to rank a user's groups on
+// demand: it is 0 and the scorer is not a candidate.
+const RegLaplacianMaxEntries = 8 << 20
+
 // split separates the learned base kernels from the target (the
 // friendship matrix, or the groups kernel for TargetGroups) and from the
-// regularised Laplacian (nil when not built), which only scores groups.
-func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
+// regularised Laplacian (nil when not built or when users times groups
+// exceed RegLaplacianMaxEntries), which only scores groups.
+func split(kernels []social.NamedKernel, view social.View, n, groups int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
-			regLap = k.K
+			if n*groups <= RegLaplacianMaxEntries {
+				regLap = k.K
+			}
 		case target == TargetGroups && k.Name == social.KernelGroups:
 			y = k.K
 		default:
@@ -431,15 +515,19 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 		pos[i] = learners.Pair{I: e[0], J: e[1]}
 	}
 	base := m.baseKernels()
+	opts.report(StageNegatives, 0)
 	neg, err := mklr.SampleNegatives(ctx, base, pos, opts.Negatives)
 	if err != nil {
 		return err
 	}
 	m.stats.Negatives = time.Since(start)
+	friends := len(pos)
+	pos, neg = samplePairs(pos, neg, opts.StrengthPairs, opts.Seed)
 	m.stats.Positive, m.stats.Negative = len(pos), len(neg)
-	m.offset = priorOffset(m.ds.N(), len(pos), len(neg))
+	m.offset = priorOffset(m.ds.N(), friends, len(pos), len(neg))
 
 	start = time.Now()
+	opts.report(StageStrength, 0)
 	logf("training the strength model (mklr)", "positive", len(pos), "negative", len(neg))
 	mo, err := mklrOptions(opts)
 	if err != nil {
@@ -457,6 +545,26 @@ func (m *Model) trainStrength(ctx context.Context, view social.View, opts Option
 	m.stats.Imports = len(m.strength.Imports())
 	logf("strength model trained", "imports", m.stats.Imports, "took", m.stats.Strength.Round(time.Millisecond))
 	return nil
+}
+
+// samplePairs returns pos and neg when they hold at most limit pairs in
+// all, else a seeded uniform sample of each, in proportion, limit in all.
+func samplePairs(pos, neg []learners.Pair, limit int, seed uint64) ([]learners.Pair, []learners.Pair) {
+	total := len(pos) + len(neg)
+	if total <= limit {
+		return pos, neg
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9a125))
+	sample := func(p []learners.Pair) []learners.Pair {
+		k := max(1, int(math.Round(float64(len(p))*float64(limit)/float64(total))))
+		out := slices.Clone(p)
+		for i := 0; i < k; i++ {
+			j := i + rng.IntN(len(out)-i)
+			out[i], out[j] = out[j], out[i]
+		}
+		return out[:k]
+	}
+	return sample(pos), sample(neg)
 }
 
 // relations are the friendships and memberships of a view, as lists.
@@ -489,7 +597,7 @@ func newRelations(ds *social.Dataset, view social.View) relations {
 func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
-	m.groupSums = &groupSums{}
+	m.regLapGroups = &regLapGroups{}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

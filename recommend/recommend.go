@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/kernelrank/kernelrank/learners"
 )
@@ -183,12 +184,43 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 }
 
 // topFriends returns u's k best friend candidates and their scores: the
-// precomputed ones when there are k, else ranked now.
+// precomputed ones when there are k, else the cached ones (WithCache), else
+// ranked now.
 func (m *Model) topFriends(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.friends.k {
 		return m.top.friends.row(u, k)
 	}
-	return m.rankFriends(u, k, make([]float64, m.ds.N()), nil)
+	return m.cachedRanking(2*u, k, func(k int) ([]int, []float64) {
+		b := getBuffers(m.ds.N(), 0)
+		defer buffers.Put(b)
+		return m.rankFriends(u, k, b.users, b.users2)
+	})
+}
+
+// requestBuffers are the scratch of one ranking: rankings on demand reuse
+// them (a ranking of YouTube's groups needs 2 MB), so that requests do not
+// churn the garbage collector.
+type requestBuffers struct{ users, users2, groups, features []float64 }
+
+var buffers sync.Pool
+
+// getBuffers returns pooled buffers for n users and ng groups.
+func getBuffers(n, ng int) *requestBuffers {
+	b, _ := buffers.Get().(*requestBuffers)
+	if b == nil {
+		b = &requestBuffers{}
+	}
+	grow := func(s *[]float64, n int) {
+		if cap(*s) < n {
+			*s = make([]float64, n)
+		}
+		*s = (*s)[:n]
+	}
+	grow(&b.users, n)
+	grow(&b.users2, n)
+	grow(&b.groups, ng)
+	grow(&b.features, len(groupFeatures)*ng)
+	return b
 }
 
 // rankFriends ranks the users that are neither u nor u's friends by the
@@ -205,21 +237,28 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.groups.k {
 		return m.top.groups.row(u, k)
 	}
-	score := make([]float64, len(m.members))
-	m.GroupScores(u, score)
-	return m.rankGroups(u, k, score)
+	return m.cachedRanking(2*u+1, k, func(k int) ([]int, []float64) {
+		b := getBuffers(m.ds.N(), len(m.members))
+		defer buffers.Put(b)
+		m.groupScores(u, b.groups, b.users, b.features)
+		return m.rankGroups(u, k, b.groups)
+	})
 }
 
 // GroupScores sets score[g] to the score RecommendGroups ranks g by for
 // u, the model's group scorer's (GroupScorer; score has one entry per
 // group).
 func (m *Model) GroupScores(u int, score []float64) {
-	var f []float64
+	m.groupScores(u, score, make([]float64, m.ds.N()), nil)
+}
+
+// groupScores is GroupScores with scratch: f of length N, x as for
+// scoreGroups.
+func (m *Model) groupScores(u int, score, f, x []float64) {
 	if groupNeedsStrength(m.groupScorer) {
-		f = make([]float64, m.ds.N())
 		m.strength.ScoreAll(u, f)
 	}
-	m.scoreGroups(m.groupScorer, u, f, score, nil)
+	m.scoreGroups(m.groupScorer, u, f, score, x)
 }
 
 // rankGroups ranks the groups u is not in by their scores in

@@ -54,7 +54,8 @@ type SelectOptions struct {
 	MinEdges int     `json:"min_edges"`
 	// MaxUsers caps the validation users of each task (the ends of the
 	// held-out friendships, the users of the held-out memberships) scored:
-	// a seeded sample (default 2000).
+	// a seeded sample (default 2000; for groups also at most what 256 MiB
+	// of features holds, 152 users with YouTube's 30k groups).
 	MaxUsers int `json:"max_users"`
 	// GroupScorer, when set, ranks groups without validating: GroupMKLR
 	// is the thesis' pipeline. "" chooses.
@@ -112,11 +113,12 @@ type Validation struct {
 
 // selectScorers holds out validation friendships and memberships of view
 // (those of the scorers opts.Select leaves open), trains the learned
-// pipeline on the rest, and chooses on the held-out ones: the friend
+// pipeline on the rest (the validation model it returns; nil when nothing
+// is held out or its training failed), and chooses on the held-out ones: the friend
 // scorer with the best MAP (then P@10, then the order of Scorers), the
 // group scorer by chooseGroupScorer (GroupLearned, fitted on the same
 // memberships, unless another is better by more than a standard error).
-func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, error) {
+func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, opts Options, logf func(string, ...any)) (Selection, GroupSelection, *Model, error) {
 	start := time.Now()
 	so := opts.Select
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5e1ec7))
@@ -141,15 +143,15 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 		memberships, heldM = view.Memberships, nil
 	}
 	if heldF == nil && heldM == nil {
-		return sel, gsel, nil
+		return sel, gsel, nil, nil
 	}
 	sub := opts
 	sub.Select.Scorer, sub.Select.GroupScorer = ScorerMKLR, GroupMKLR
 	logf("training the validation model", "friendships", len(friends), "held_out", len(heldF), "memberships", len(memberships), "held_out_memberships", len(heldM))
-	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, func(string, ...any) {})
+	vm, err := trainPipeline(ctx, ds, social.View{Friends: friends, Memberships: memberships}, sub, logf)
 	if err != nil {
 		if ctx.Err() != nil {
-			return sel, gsel, ctx.Err()
+			return sel, gsel, nil, ctx.Err()
 		}
 		if heldF != nil {
 			sel.Reason = fmt.Sprintf("the validation model failed (%v): mklr is served unvalidated", err)
@@ -157,24 +159,37 @@ func selectScorers(ctx context.Context, ds *social.Dataset, view social.View, op
 		if heldM != nil {
 			gsel.Reason = fmt.Sprintf("the validation model failed (%v): mklr ranks groups unvalidated", err)
 		}
-		return sel, gsel, nil
+		return sel, gsel, nil, nil
 	}
 	if validationHook != nil {
 		validationHook(vm, heldF, heldM)
 	}
 	if heldF != nil {
-		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng); err != nil {
-			return sel, gsel, err
+		if sel, err = vm.selectFriendScorer(ctx, heldF, so.MaxUsers, rng, stageReport(opts, StageFriendsVal)); err != nil {
+			return sel, gsel, nil, err
 		}
 		sel.Took = time.Since(start)
 	}
 	if heldM != nil {
-		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng); err != nil {
-			return sel, gsel, err
+		if gsel, err = vm.selectGroupScorer(ctx, heldM, so.MaxUsers, grng, stageReport(opts, StageGroupsVal)); err != nil {
+			return sel, gsel, nil, err
 		}
 		gsel.Took = time.Since(start)
 	}
-	return sel, gsel, nil
+	return sel, gsel, vm, nil
+}
+
+// stageReport returns a report of stage's items done for opts.Progress:
+// every 64th item and the last, one call at a time.
+func stageReport(opts Options, stage string) func(done, of int) {
+	var mu sync.Mutex
+	return func(done, of int) {
+		if done == 0 || done%64 == 0 || done == of {
+			mu.Lock()
+			opts.report(stage, float64(done)/float64(max(of, 1)))
+			mu.Unlock()
+		}
+	}
 }
 
 // validationUsers returns the users with a relevant item, a seeded sample
@@ -216,7 +231,7 @@ func parallel[S any](ctx context.Context, count int, newState func() S, work fun
 // selectFriendScorer scores the held-out friendships of the validation
 // model m for their ends (at most maxUsers of them) with every friend
 // scorer and returns the best.
-func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand) (Selection, error) {
+func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand, report func(done, of int)) (Selection, error) {
 	n := m.ds.N()
 	relevant := make([][]int, n)
 	for _, e := range held {
@@ -225,6 +240,8 @@ func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers 
 	}
 	users := validationUsers(relevant, maxUsers, rng)
 	sel := Selection{Edges: len(held), Users: len(users)}
+	var done atomic.Int64
+	report(0, len(users))
 	ap, p10 := make([][]float64, len(Scorers)), make([][]float64, len(Scorers))
 	for s := range Scorers {
 		ap[s], p10[s] = make([]float64, len(users)), make([]float64, len(users))
@@ -235,6 +252,7 @@ func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers 
 			m.friendScores(name, u, buf[0], buf[1])
 			ap[s][i], p10[s][i] = rankStats(buf[0], m.userTie, m.friends[u], u, relevant[u], 10)
 		}
+		report(int(done.Add(1)), len(users))
 	})
 	if err != nil {
 		return sel, err

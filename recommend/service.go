@@ -64,6 +64,14 @@ type ServiceOptions struct {
 	// TopK is the length of the precomputed top-k lists a trained model
 	// is stored with (default DefaultTopK).
 	TopK int
+	// PrecomputeMaxUsers is the most users whose top-k lists are all
+	// precomputed after training (default 20,000: n rankings of n users
+	// each, O(n^2)); above it, a model is ready once trained and ranks
+	// each user on demand, keeping the first TopK friends and groups of
+	// the users asked for in a cache of RankCacheBytes (default 128 MiB,
+	// about 1.8 KB a user: 50 friends and 50 groups).
+	PrecomputeMaxUsers int
+	RankCacheBytes     int64
 	// PollInterval is how often the store's published versions are
 	// checked (default 2 s).
 	PollInterval time.Duration
@@ -116,13 +124,17 @@ type slot struct {
 	model         atomic.Pointer[Model]
 
 	// Guarded by Service.mu.
-	state   string    // idle (not brought up), loading, training, ready or failed
-	since   time.Time // start of the state's work
-	took    time.Duration
-	source  string // store or trained: where the served model came from
-	err     error  // why there is no model (failed)
-	warning string // the last problem while a model serves
-	bad     string // a published version that failed to load: not retried
+	state string    // idle (not brought up), loading, training, ready or failed
+	since time.Time // start of the state's work
+	// stage and fraction: how far training has got (Options.Progress's
+	// stage, or "precomputing top-k").
+	stage    string
+	fraction float64
+	took     time.Duration
+	source   string // store or trained: where the served model came from
+	err      error  // why there is no model (failed)
+	warning  string // the last problem while a model serves
+	bad      string // a published version that failed to load: not retried
 	// storeDown: the warning is the model store failing, which its next
 	// answer clears.
 	storeDown bool
@@ -135,6 +147,12 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 	opts.defaults()
 	if opts.TopK <= 0 {
 		opts.TopK = DefaultTopK
+	}
+	if opts.PrecomputeMaxUsers <= 0 {
+		opts.PrecomputeMaxUsers = 20000
+	}
+	if opts.RankCacheBytes <= 0 {
+		opts.RankCacheBytes = 128 << 20
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 2 * time.Second
@@ -299,7 +317,11 @@ func (s *Service) bringUp(sl *slot) error {
 	s.mu.Lock()
 	sl.state, sl.since = "training", time.Now()
 	s.mu.Unlock()
-	m, err := s.build(s.life, sl.learner, d, nil)
+	m, err := s.build(s.life, sl.learner, d, func(stage string, f float64) {
+		s.mu.Lock()
+		sl.stage, sl.fraction = stage, f
+		s.mu.Unlock()
+	})
 	if err != nil {
 		log.Error("training the recommender failed", "err", err)
 		s.mu.Lock()
@@ -319,7 +341,8 @@ func (s *Service) bringUp(sl *slot) error {
 	return nil
 }
 
-// build trains learner's model on d and precomputes its top-k lists.
+// build trains learner's model on d and, up to PrecomputeMaxUsers users,
+// precomputes its top-k lists.
 func (s *Service) build(ctx context.Context, learner string, d *data, progress func(string, float64)) (*Model, error) {
 	report := func(stage string, f float64) {
 		if progress != nil {
@@ -328,21 +351,26 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 	}
 	log := s.log.With("learner", learner)
 	start := time.Now()
-	report("training", 0)
 	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version)
-	m, err := Train(ctx, d.ds, d.ds.FullView(), s.trainOptions(learner))
+	opts := s.trainOptions(learner)
+	opts.Progress = report
+	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
 	if err != nil {
 		return nil, err
 	}
 	st := m.Stats()
 	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "group_scorer", st.GroupSelection.Scorer, "warnings", len(st.Warnings))
+	s.trained.Add(1)
+	if d.ds.N() > s.opts.PrecomputeMaxUsers {
+		log.Info("top-k not precomputed: users are ranked on demand", "users", d.ds.N(), "precompute_max_users", s.opts.PrecomputeMaxUsers)
+		return m, nil
+	}
 	start = time.Now()
 	report("precomputing top-k", 0)
 	m, err = m.WithTop(ctx, s.opts.TopK, func(f float64) { report("precomputing top-k", f) })
 	if err != nil {
 		return nil, err
 	}
-	s.trained.Add(1)
 	log.Info("top-k precomputed", "k", s.opts.TopK, "took", time.Since(start).Round(time.Millisecond))
 	return m, nil
 }
@@ -411,6 +439,13 @@ func NewVersion() string {
 // serve makes m the served model of sl; took is how long its load or
 // training took.
 func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
+	if m.TopK() == 0 && m.cached == nil {
+		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
+			m = c
+		} else {
+			s.log.Warn("rankings computed on demand are not cached", "err", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.model.Store(m)
@@ -617,6 +652,10 @@ type Status struct {
 	// Warning is the last problem while a model serves: a published
 	// version that could not be loaded, a store that failed.
 	Warning string `json:"warning,omitempty"`
+	// Stage and Fraction say how far training has got: the stage
+	// (Stages, then "precomputing top-k") and the fraction of it done.
+	Stage    string  `json:"stage,omitempty"`
+	Fraction float64 `json:"fraction,omitempty"`
 	// Seconds is the time spent so far, or taken by the served model's
 	// load or training.
 	Seconds float64 `json:"seconds"`
@@ -638,6 +677,9 @@ func (s *Service) Status() []Status {
 		st := Status{Learner: sl.learner, State: sl.state, Warning: sl.warning, Model: sl.name, Source: sl.source, Seconds: sl.took.Seconds()}
 		if sl.state == "loading" || sl.state == "training" {
 			st.Seconds = time.Since(sl.since).Seconds()
+		}
+		if sl.state == "training" {
+			st.Stage, st.Fraction = sl.stage, sl.fraction
 		}
 		if sl.err != nil {
 			st.Error = sl.err.Error()

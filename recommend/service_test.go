@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -133,8 +134,8 @@ func testServiceStore(t *testing.T, newStore func(t *testing.T) cache.Store) {
 		if err != nil || v != "job-1" || model(t, a).Version() != "job-1" {
 			t.Fatalf("retrain: %q, %v; a serves %q", v, err, model(t, a).Version())
 		}
-		if strings.Join(stages, ",") != "loading data,training,precomputing top-k,publishing" {
-			t.Errorf("stages %v", stages)
+		if want := append(append([]string{"loading data"}, recommend.Stages...), "precomputing top-k", "publishing"); !slices.Equal(stages, want) {
+			t.Errorf("stages %q, want %q", stages, want)
 		}
 		waitFor(t, "b serves job-1", func() bool { return model(t, b).Version() == "job-1" })
 		if st := status(b); st.Source != "store" || st.Version != "job-1" {
@@ -318,5 +319,47 @@ func TestServiceErrors(t *testing.T) {
 	}
 	if _, ok := s.Profile("no such user"); ok {
 		t.Error("profile of an unknown user")
+	}
+}
+
+// Above PrecomputeMaxUsers a trained model is served without precomputed
+// lists, and its on-demand answers are those of the precomputed ones.
+func TestServiceRanksLargeNetworksOnDemand(t *testing.T) {
+	dir := copyDemo(t)
+	store, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := recommend.NewService(life, recommend.DirSource{Dir: dir, Options: social.ImportOptions{StopOnError: true}}, store,
+		recommend.ServiceOptions{Options: recommend.Options{Learner: "uniform"}, TopK: 10, PollInterval: poll, PrecomputeMaxUsers: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model(t, s)
+	if m.TopK() != 0 {
+		t.Fatalf("%d users above PrecomputeMaxUsers 10, yet top-%d lists were precomputed", m.Dataset().N(), m.TopK())
+	}
+	pre, err := m.WithTop(context.Background(), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := 0; u < m.Dataset().N(); u += 7 {
+		for range 2 { // computed, then cached
+			got, err := m.RecommendFriends(u, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := pre.RecommendFriends(u, 10)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("user %d: on demand %+v, precomputed %+v", u, got, want)
+			}
+			gotG, _ := m.RecommendGroups(u, 10)
+			wantG, _ := pre.RecommendGroups(u, 10)
+			if !reflect.DeepEqual(gotG, wantG) {
+				t.Fatalf("user %d: groups on demand %+v, precomputed %+v", u, gotG, wantG)
+			}
+		}
 	}
 }

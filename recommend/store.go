@@ -54,6 +54,7 @@ type settings struct {
 	Kernels   social.KernelOptions `json:"kernels"`
 	MKLR      mklrSettings         `json:"mklr"`
 	Negatives mklr.NegativeOptions `json:"negatives"`
+	Pairs     int                  `json:"strength_pairs"`
 	Select    SelectOptions        `json:"select"`
 	Seed      uint64               `json:"seed"`
 }
@@ -77,7 +78,7 @@ func settingsOf(opts Options) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Select: opts.Select, Seed: opts.Seed,
+	st := settings{Learner: opts.Learner, Target: opts.Target, Kernels: opts.Kernels, Negatives: opts.Negatives, Pairs: opts.StrengthPairs, Select: opts.Select, Seed: opts.Seed,
 		MKLR: mklrSettings{mo.Pair, mo.C, mo.MaxImport, mo.Candidates, mo.Tol, mo.NoIntercept, mo.KernelTerm, mo.Seed}}
 	if len(opts.Params) > 0 {
 		var b bytes.Buffer
@@ -249,7 +250,7 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 		return nil, fmt.Errorf("%s: part meta: %w", where, err)
 	}
 	m.groupWeights = md.GroupWeights
-	if err := m.rebuildKernels(ctx); err != nil {
+	if err := m.rebuildKernels(ctx, ds.FullView()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	st := mklr.State{Pair: md.Pair, Alpha: alpha.F64, Bias: md.Bias, KernelTerm: md.KernelTerm, Gamma: md.Gamma, Stats: md.Strength}
@@ -294,16 +295,15 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 	return m, nil
 }
 
-// rebuildKernels builds the base kernels as Train did and combines them
-// with the stored weights (m.stats.Weights), checking that the same
+// rebuildKernels builds the base kernels over view as Train did and
+// combines them with the weights m.stats.Weights, checking that the same
 // kernels came out.
-func (m *Model) rebuildKernels(ctx context.Context) error {
-	view := m.ds.FullView()
+func (m *Model) rebuildKernels(ctx context.Context, view social.View) error {
 	kernels, err := social.BuildKernels(ctx, m.ds, view, m.settings.Kernels)
 	if err != nil {
 		return err
 	}
-	base, _, regLap, err := split(kernels, view, m.ds.N(), m.settings.Target)
+	base, _, regLap, err := split(kernels, view, m.ds.N(), len(m.ds.Groups), m.settings.Target)
 	if err != nil {
 		return err
 	}

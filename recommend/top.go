@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/maypok86/otter/v2"
+
 	"github.com/kernelrank/kernelrank/learners"
 )
 
@@ -109,4 +111,60 @@ func (m *Model) TopK() int {
 		return 0
 	}
 	return m.top.friends.k
+}
+
+// ranked is one user's cached ranking (friends or groups).
+type ranked struct {
+	items  []int
+	scores []float64
+}
+
+// onDemand caches the rankings of users that were not precomputed: key
+// 2u for u's friends, 2u+1 for u's groups, each the first k.
+type onDemand struct {
+	k     int
+	cache *otter.Cache[int, ranked]
+}
+
+// rankedBytes is what a cached ranking of k items weighs: an int and a
+// float64 an item, plus the entry's overhead.
+func rankedBytes(k int) uint32 { return uint32(16*k + 96) }
+
+// WithCache returns a copy of the model that ranks users on demand (when
+// no precomputed list covers a request) and keeps each user's first k
+// friends and groups in a cache of at most budget bytes (W-TinyLFU
+// eviction): a request for k or fewer items of a cached user costs only
+// its explanations. Rankings depend only on the model, so the cache never
+// holds a stale one.
+func (m *Model) WithCache(budget int64, k int) (*Model, error) {
+	if k < 1 || budget < int64(rankedBytes(k)) {
+		return nil, fmt.Errorf("%w: a cache of %d bytes cannot hold one ranking of %d", learners.ErrInput, budget, k)
+	}
+	c, err := otter.New(&otter.Options[int, ranked]{
+		MaximumWeight: uint64(budget),
+		Weigher:       func(_ int, r ranked) uint32 { return rankedBytes(len(r.items)) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	cp := *m
+	cp.cached = &onDemand{k: k, cache: c}
+	return &cp, nil
+}
+
+// cachedRanking returns the first k of the ranking under key, computing
+// the first max(k, cache's k) with rank and keeping them when the cache's k
+// covers k.
+func (m *Model) cachedRanking(key, k int, rank func(k int) ([]int, []float64)) ([]int, []float64) {
+	c := m.cached
+	if c == nil || k > c.k {
+		return rank(k)
+	}
+	r, ok := c.cache.GetIfPresent(key)
+	if !ok {
+		r.items, r.scores = rank(c.k)
+		c.cache.Set(key, r)
+	}
+	n := min(k, len(r.items))
+	return r.items[:n:n], r.scores[:n:n]
 }

@@ -5,6 +5,10 @@
 // Usage (from the module root):
 //
 //	go run ./cmd/mksocial -out DIR [-seed 20240601] [-users 600] [-groups 30]
+//	go run ./cmd/mksocial -large -out DIR [-seed N] [-users 1000000]
+//
+// With -large it writes friendships and groups only, with YouTube's shape
+// (demo.GenerateLarge), in the BlogCatalog layout, for any number of users.
 //
 // The output depends only on the flags: the same flags give the same bytes.
 // It is checked by loading it back with social.LoadDir, which must report no
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/kernelrank/kernelrank/internal/demo"
@@ -27,6 +32,7 @@ func main() {
 	seed := flag.Uint64("seed", demo.DefaultSocialSeed, "generator seed")
 	users := flag.Int("users", 600, "number of users (20..1000)")
 	groups := flag.Int("groups", 30, "number of groups")
+	large := flag.Bool("large", false, "friendships and groups only, YouTube's shape, any number of users (BlogCatalog layout)")
 	flag.Parse()
 	if *out == "" || flag.NArg() > 0 {
 		flag.Usage()
@@ -34,6 +40,10 @@ func main() {
 	}
 	log.SetFlags(0)
 	start := time.Now()
+	if *large {
+		writeLarge(*out, *seed, *users, start)
+		return
+	}
 	d, err := demo.GenerateSocial(*seed, demo.SocialOptions{Users: *users, Groups: *groups})
 	if err != nil {
 		log.Fatal(err)
@@ -58,4 +68,31 @@ func main() {
 	for _, h := range st.Homophily {
 		fmt.Printf("%-18s friends %.3f  non-friends %.3f\n", h.Name, h.Friends, h.NonFriends)
 	}
+}
+
+// writeLarge writes a demo.GenerateLarge network and prints its shape.
+func writeLarge(out string, seed uint64, users int, start time.Time) {
+	net, err := demo.GenerateLarge(seed, demo.LargeOptions{Users: users})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := net.WriteBlogCatalog(out); err != nil {
+		log.Fatal(err)
+	}
+	deg := make([]int, net.Users)
+	for _, p := range net.Friends {
+		deg[p[0]]++
+		deg[p[1]]++
+	}
+	var sizes []int
+	memberships := 0
+	for _, g := range net.Groups {
+		sizes = append(sizes, len(g))
+		memberships += len(g)
+	}
+	slices.Sort(deg)
+	slices.Sort(sizes)
+	fmt.Printf("%d users, %d friendships (degree: median %d, mean %.1f, largest %d), %d groups (size: median %d, largest %d), %d memberships; written to %s in %v\n",
+		net.Users, len(net.Friends), deg[len(deg)/2], 2*float64(len(net.Friends))/float64(net.Users), deg[len(deg)-1],
+		len(net.Groups), sizes[len(sizes)/2], sizes[len(sizes)-1], memberships, out, time.Since(start).Round(time.Millisecond))
 }

@@ -14,11 +14,17 @@
 // That non-negative QP is solved exactly by kernelmath.NonNegQP (an active-set
 // method, in the equivalent form 1/2 theta'M theta - a'theta), never as the
 // unconstrained M^-1 a, which gives negative weights whenever a kernel is
-// redundant given the others. M and a come from one parallel sweep over the
-// rows of the kernels and the target (kernelmath.KernelInnerProducts), so
-// implicit kernels (sparse, factored, low-rank) are never formed: memory is
-// O(p n) a worker, time is that of every row of every kernel plus
-// n^2 p(p+1)/2 flops.
+// redundant given the others. M and a come from
+// kernelmath.FrobeniusInnerProducts: from kernelmath.DefaultFactorsFrom
+// points on, exactly from the kernels' factored forms when every kernel and
+// the target has one (sparse, Gram X X', low-rank Z Z', scaled by a
+// constant or a cosine normalisation: the social kernels and the friendship
+// target), in time near-linear in the non-zeros of the factors; otherwise,
+// and below that size, from one parallel sweep over every row of every
+// kernel up to kernelmath.DefaultSweepMax points (O(n^2 p^2)), and
+// above it with the pairs of the unfactored kernels estimated from
+// kernelmath.DefaultSampleRows sampled rows, whose standard errors
+// Result.StdErr reports. No kernel is ever formed.
 //
 // The alignment reached, rho(sum_k theta_k K_k, Y), follows from M, a and
 // ||Yc||_F^2 alone: theta'a / sqrt(theta'M theta ||Yc||^2).
@@ -44,8 +50,9 @@
 // non-finite entries, a target whose centred form is zero, and a target no
 // base kernel is positively aligned with (all a_k <= 0: then theta* = 0 and
 // no non-negative combination has a positive alignment; the theorem assumes
-// otherwise). The fit has no randomness and no parameters; it checks ctx
-// between rows.
+// otherwise). The fit has no parameters; the row sample (only above
+// DefaultSweepMax points with an unfactored kernel) has a fixed seed, so the
+// fit is deterministic. It checks ctx between chunks of work.
 package alignf
 
 import (
@@ -124,6 +131,12 @@ type Result struct {
 	M           *mat.SymDense
 	A           []float64
 	TargetNorm2 float64
+	// Method says how M and A were found (kernelmath.MethodFactors,
+	// MethodRows or MethodSampled); StdErr, when not nil, holds the
+	// standard errors of the estimated inner products, in the order of
+	// the kernels and then the target.
+	Method string
+	StdErr *mat.SymDense
 	// QP is the certificate of the solve of 1/2 theta'M theta - a'theta
 	// over theta >= 0, at theta* (before normalisation).
 	QP kernelmath.QPResult
@@ -155,11 +168,12 @@ func Solve(ctx context.Context, kernels []kernelmath.KernelMatrix, target kernel
 	}
 	p := len(kernels)
 	all := append(append(make([]kernelmath.KernelMatrix, 0, p+1), kernels...), target)
-	g, err := kernelmath.KernelInnerProducts(ctx, all, true)
+	ip, err := kernelmath.FrobeniusInnerProducts(ctx, all, true, kernelmath.InnerOptions{})
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{M: mat.NewSymDense(p, nil), A: make([]float64, p), TargetNorm2: g.At(p, p)}
+	g := ip.G
+	res := &Result{M: mat.NewSymDense(p, nil), A: make([]float64, p), TargetNorm2: g.At(p, p), Method: ip.Method, StdErr: ip.StdErr}
 	for k := 0; k < p; k++ {
 		for l := k; l < p; l++ {
 			res.M.SetSym(k, l, g.At(k, l))

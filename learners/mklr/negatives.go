@@ -181,31 +181,23 @@ func newSampler(n int) *sampler {
 // draw returns the negatives of user i, sorted.
 func (s *sampler) draw(i int, base []kernelmath.KernelMatrix, adj [][]int, opts NegativeOptions) ([]int, error) {
 	if opts.Mode == NegHard {
-		// Block everyone, then open the friends' friends.
-		for j := range s.blocked {
-			s.blocked[j] = true
-		}
-		for _, f := range adj[i] {
-			for _, j := range adj[f] {
-				s.blocked[j] = false
-			}
-		}
+		s.friendsOfFriends(i, adj)
 	} else {
 		clear(s.blocked)
-	}
-	s.blocked[i] = true
-	for _, j := range adj[i] {
-		s.blocked[j] = true
-	}
-	if opts.Mode == NegConservative {
-		if err := s.blockNeighbours(i, base, opts.Neighbours); err != nil {
-			return nil, err
+		s.blocked[i] = true
+		for _, j := range adj[i] {
+			s.blocked[j] = true
 		}
-	}
-	s.cand = s.cand[:0]
-	for j, b := range s.blocked {
-		if !b {
-			s.cand = append(s.cand, j)
+		if opts.Mode == NegConservative {
+			if err := s.blockNeighbours(i, base, opts.Neighbours); err != nil {
+				return nil, err
+			}
+		}
+		s.cand = s.cand[:0]
+		for j, b := range s.blocked {
+			if !b {
+				s.cand = append(s.cand, j)
+			}
 		}
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, uint64(i)))
@@ -217,6 +209,35 @@ func (s *sampler) draw(i int, base []kernelmath.KernelMatrix, adj [][]int, opts 
 	out := slices.Clone(s.cand[:k])
 	slices.Sort(out)
 	return out, nil
+}
+
+// friendsOfFriends sets s.cand to the friends of i's friends but i and
+// its friends, ascending, in time linear in that neighbourhood (never
+// O(n): a network of a million users has a million of them to draw). It
+// leaves s.blocked all false, as it finds it.
+func (s *sampler) friendsOfFriends(i int, adj [][]int) {
+	s.cand = s.cand[:0]
+	for _, f := range adj[i] {
+		for _, j := range adj[f] {
+			if !s.blocked[j] {
+				s.blocked[j] = true
+				s.cand = append(s.cand, j)
+			}
+		}
+	}
+	for _, j := range s.cand {
+		s.blocked[j] = false
+	}
+	s.blocked[i] = true
+	for _, j := range adj[i] {
+		s.blocked[j] = true
+	}
+	s.cand = slices.DeleteFunc(s.cand, func(j int) bool { return s.blocked[j] })
+	s.blocked[i] = false
+	for _, j := range adj[i] {
+		s.blocked[j] = false
+	}
+	slices.Sort(s.cand)
 }
 
 // blockNeighbours blocks the users in some base kernel's top-n of i.

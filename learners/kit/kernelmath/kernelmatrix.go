@@ -306,18 +306,13 @@ func numChunks(n int) int { return (n + sweepChunk - 1) / sweepChunk }
 // workers; memory O(p n) a worker. The result does not depend on the number
 // of workers.
 func KernelInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool) (*mat.SymDense, error) {
-	if len(ks) == 0 {
-		return nil, fmt.Errorf("learners: no kernels")
-	}
-	n := ks[0].Dim()
-	for t, k := range ks {
-		if k.Dim() != n {
-			return nil, fmt.Errorf("learners: kernel %d is %d x %d, kernel 0 is %d x %d", t, k.Dim(), k.Dim(), n, n)
-		}
+	n, err := commonDim(ks)
+	if err != nil {
+		return nil, err
 	}
 	p := len(ks)
 	partial := make([][]float64, numChunks(n)) // per chunk: upper triangle, row-major p x p
-	err := sweepRows(ctx, n, func() func(int, int, int) {
+	err = sweepRows(ctx, n, func() func(int, int, int) {
 		rows := make([][]float64, p)
 		for t := range rows {
 			rows[t] = make([]float64, n)
@@ -349,17 +344,38 @@ func KernelInnerProducts(ctx context.Context, ks []KernelMatrix, centred bool) (
 		}
 	}
 	if centred {
-		sums := make([][]float64, p)
-		for t, k := range ks {
-			sums[t] = k.RowSums()
-		}
-		for s := 0; s < p; s++ {
-			for t := s; t < p; t++ {
-				out.SetSym(s, t, centerInner(out.At(s, t), sums[s], sums[t]))
-			}
-		}
+		centreAll(out, ks)
 	}
 	return out, nil
+}
+
+// commonDim returns the size of the kernels, an error when there are none
+// or their sizes differ.
+func commonDim(ks []KernelMatrix) (int, error) {
+	if len(ks) == 0 {
+		return 0, fmt.Errorf("learners: no kernels")
+	}
+	n := ks[0].Dim()
+	for t, k := range ks {
+		if k.Dim() != n {
+			return 0, fmt.Errorf("learners: kernel %d is %d x %d, kernel 0 is %d x %d", t, k.Dim(), k.Dim(), n, n)
+		}
+	}
+	return n, nil
+}
+
+// centreAll turns the inner products g of the kernels into those of their
+// centred forms, from the row sums.
+func centreAll(g *mat.SymDense, ks []KernelMatrix) {
+	sums := make([][]float64, len(ks))
+	for t, k := range ks {
+		sums[t] = k.RowSums()
+	}
+	for s := range ks {
+		for t := s; t < len(ks); t++ {
+			g.SetSym(s, t, centerInner(g.At(s, t), sums[s], sums[t]))
+		}
+	}
 }
 
 // KernelRowMax returns max_j K_ij for every row, in one parallel sweep over

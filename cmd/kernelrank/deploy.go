@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -219,30 +218,3 @@ func newSocialService(ctx context.Context, dir, learner, cacheRoot string, b *ba
 	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, b.store, opts)
 	return svc, dir, err
 }
-
-// lazy opens a facade on first use and keeps it; a failed open is tried
-// again by the next job.
-type lazy[T any] struct {
-	mu   sync.Mutex
-	v    T
-	ok   bool
-	open func(context.Context) (T, error)
-}
-
-func (l *lazy[T]) get(ctx context.Context) (T, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.ok {
-		v, err := l.open(ctx)
-		if err != nil {
-			return v, err
-		}
-		l.v, l.ok = v, true
-	}
-	return l.v, nil
-}
-
-// errNoSearchHere refuses a search job in a process whose cache no server
-// reads.
-var errNoSearchHere = errors.New("search jobs fill the servers' cache of rankings: " +
-	"run them in a server (POST /v1/jobs) or through Redis (--redis), not in a process of their own")

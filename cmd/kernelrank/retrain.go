@@ -13,14 +13,15 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 )
 
-// retrain runs a retraining job and prints the versions it published:
+// retrainCommand runs a retraining job and prints the versions it published:
 // in this process without --redis, otherwise through the Redis queue
 // (a `kernelrank worker` runs it), following it until it ends unless
 // --detach. Interrupting it cancels the job.
-func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
+func retrainCommand(ctx context.Context, args []string, stdout, stderr io.Writer, handler func(retrain.Deps) jobs.Handler) error {
 	fs := flag.NewFlagSet("retrain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "what to retrain: social, search or all")
@@ -45,23 +46,23 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		return fmt.Errorf("retrain: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := jobDeps{log: log}
+	deps := retrain.Deps{Log: log}
 	if *redisURL == "" {
 		if spec.Target != jobs.TargetSocial {
-			return fmt.Errorf("retrain --target %s: %w", spec.Target, errNoSearchHere)
+			return fmt.Errorf("retrain --target %s: %w", spec.Target, retrain.ErrNoSearchHere)
 		}
 		// Run here: publish to the model store the servers of this
 		// machine read.
-		deps.recommend = (&lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
+		deps.Recommend = (&retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
 			store, err := cache.NewDirStore(filepath.Join(*root, "models"))
 			if err != nil {
 				return nil, err
 			}
 			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &backends{store: store}, log)
 			return svc, err
-		}}).get
+		}}).Get
 	}
-	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
+	q, err := retrain.OpenQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		fmt.Fprintln(stdout, j.ID)
 		return nil
 	}
-	j, err = follow(ctx, q, j.ID, newProgressBar(stderr))
+	j, err = retrain.Follow(ctx, q, j.ID, retrain.NewProgressBar(stderr))
 	switch {
 	case err != nil:
 		return fmt.Errorf("retrain: job %s: %w", j.ID, err)

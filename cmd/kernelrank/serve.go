@@ -17,6 +17,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
@@ -202,7 +203,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 			log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
 		}
 	}()
-	deps := jobDeps{social: *sh.social, log: log, search: func(context.Context) (*search.Engine, error) { return engine, nil }}
+	deps := retrain.Deps{Social: *sh.social, Log: log, Search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
 	var socialDir string
 	if !*f.noSocial {
@@ -213,7 +214,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		if err := svc.Start(); err != nil {
 			return nil, nil, fmt.Errorf("--recommend-learner: %w", err)
 		}
-		deps.recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
+		deps.Recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
 	}
 	// Without --redis jobs run here, one at a time; with it, in the
 	// `kernelrank worker` processes that share the queue.
@@ -221,7 +222,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	if svc != nil {
 		targets = append(targets, jobs.TargetSocial)
 	}
-	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), targets, log)
+	queue, err := retrain.OpenQueue(ctx, *sh.redis, jobs.DefaultQueue, retrain.NewHandler(deps), targets, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,7 @@ import (
 // first job that needs it: the social data and the model store for social
 // jobs, for search jobs its replica of the corpus (under --cache-dir,
 // following the corpus change log from then on).
-func worker(ctx context.Context, args []string, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
+func worker(ctx context.Context, args []string, stderr io.Writer, handler func(retrain.Deps) jobs.Handler) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sh := addSharedFlags(fs, "learner")
@@ -61,11 +62,11 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 			c.Close()
 		}
 	}()
-	social := &lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
+	social := &retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
 		svc, _, err := newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
 		return svc, err
 	}}
-	images := &lazy[*search.Engine]{open: func(ctx context.Context) (*search.Engine, error) {
+	images := &retrain.Lazy[*search.Engine]{Open: func(ctx context.Context) (*search.Engine, error) {
 		// The worker's replica of the corpus, following the log as the
 		// servers' do: its rankings carry the version they serve.
 		var err error
@@ -80,6 +81,6 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 		}
 		return engine, choose(ctx)
 	}}
-	h := handler(jobDeps{social: *sh.social, log: log, recommend: social.get, search: images.get})
+	h := handler(retrain.Deps{Social: *sh.social, Log: log, Recommend: social.Get, Search: images.Get})
 	return jobs.Worker(ctx, ro, jobs.Options{Queue: *queue, Log: log}, *concurrency, h)
 }

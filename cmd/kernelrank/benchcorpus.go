@@ -25,6 +25,7 @@ import (
 	"github.com/kernelrank/kernelrank/index/blob"
 	"github.com/kernelrank/kernelrank/index/replica"
 	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -330,14 +331,14 @@ func (b *corpusBench) ingest(w io.Writer, n int) error {
 		return err
 	}
 	start := time.Now()
-	if _, err := ingestFiles(b.ctx, filepath.Join(b.dir, "ingest-local"), []string{path}, true, nil); err != nil {
+	if _, err := deploy.IngestFiles(b.ctx, filepath.Join(b.dir, "ingest-local"), []string{path}, true, nil); err != nil {
 		return err
 	}
 	local := time.Since(start)
 	l, drop := b.newLog("ingest")
 	defer drop()
 	start = time.Now()
-	if _, err := ingestToLog(b.ctx, l, nil, []string{path}, true, nil); err != nil {
+	if _, err := deploy.IngestToLog(b.ctx, l, nil, []string{path}, true, nil); err != nil {
 		return err
 	}
 	toLog := time.Since(start)

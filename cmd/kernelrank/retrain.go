@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -58,7 +59,7 @@ func retrainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			if err != nil {
 				return nil, err
 			}
-			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &backends{store: store}, log)
+			svc, _, err := deploy.NewSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &deploy.Backends{Store: store}, log)
 			return svc, err
 		}}).Get
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -51,31 +52,31 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(r
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, reg, log)
+	b, err := deploy.OpenBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, reg, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	var c *corpus
+	var c *deploy.Corpus
 	defer func() {
 		if c != nil {
 			c.Close()
 		}
 	}()
 	social := &retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
-		svc, _, err := newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
+		svc, _, err := deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
 		return svc, err
 	}}
 	images := &retrain.Lazy[*search.Engine]{Open: func(ctx context.Context) (*search.Engine, error) {
 		// The worker's replica of the corpus, following the log as the
 		// servers' do: its rankings carry the version they serve.
 		var err error
-		c, err = openCorpus(ctx, sh, cf, b, filepath.Join(*sh.cacheDir, "worker-replica"), reg, log, func(string, int, int) {})
+		c, err = deploy.OpenCorpus(ctx, cf.options(sh, filepath.Join(*sh.cacheDir, "worker-replica")), b, reg, log, func(string, int, int) {})
 		if err != nil {
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := newEngine(c.ix, b, sh, search.Options{}, log)
+		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, search.Options{Window: *sh.window}, log)
 		if err != nil {
 			return nil, err
 		}

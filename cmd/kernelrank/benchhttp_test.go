@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/bench"
 	"github.com/kernelrank/kernelrank/internal/demo"
 )
 
@@ -92,7 +93,9 @@ func TestBenchHTTP(t *testing.T) {
 func TestBenchHTTPRefusesRateLimitedNumbers(t *testing.T) {
 	serveArgs, user := benchData(t, t.TempDir())
 	var errOut bytes.Buffer
-	base, stop, err := startServer(context.Background(), append([]string{"--rate-limit", "0.001", "--rate-burst", "5", "--log-level", "error"}, serveArgs...), &errOut)
+	base, stop, err := bench.StartServer(context.Background(), func(ctx context.Context, addr string) error {
+		return serve(ctx, append([]string{"--addr", addr, "--rate-limit", "0.001", "--rate-burst", "5", "--log-level", "error"}, serveArgs...), &errOut)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "worker":
 		return worker(ctx, args[1:], stderr, retrain.NewHandler)
 	case "bench":
-		return bench(ctx, args[1:], stdout, stderr)
+		return benchCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return version(args[1:], stdout)
 	case "help", "-h", "--help":

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/bench"
 	"github.com/kernelrank/kernelrank/internal/deploy"
 )
 
@@ -140,7 +141,7 @@ func TestFlagHelpNamesValues(t *testing.T) {
 // 408), --cors-origins, and --trusted-proxies (loopback is the proxy here,
 // so each X-Forwarded-For client has its own bucket of --rate-limit).
 func TestServeHTTPFlags(t *testing.T) {
-	base, stop, err := startServer(context.Background(), []string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
+	base, stop, err := startServe([]string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
 		"--admin-token", "tok", "--read-timeout", "300ms", "--cors-origins", "https://app.example", "--trusted-proxies", "127.0.0.1",
 		"--rate-limit", "0.001", "--rate-burst", "1", "--log-level", "error"}, io.Discard)
 	if err != nil {
@@ -151,7 +152,7 @@ func TestServeHTTPFlags(t *testing.T) {
 			t.Errorf("serve: %v", err)
 		}
 	}()
-	if err := waitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
+	if err := bench.WaitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	get := func(client string) *http.Response {

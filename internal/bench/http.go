@@ -72,7 +72,7 @@ func HTTP(ctx context.Context, o HTTPOptions, stdout, stderr io.Writer) error {
 		}()
 	}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: slices.Max(o.Clients)}}
-	if err := waitReady(ctx, client, base, o.Ready); err != nil {
+	if err := WaitReady(ctx, client, base, o.Ready); err != nil {
 		return err
 	}
 	// One counter for every search: each request has its own seed, so no
@@ -132,8 +132,8 @@ func StartServer(ctx context.Context, serve func(context.Context, string) error)
 	return "http://" + addr, stop, nil
 }
 
-// waitReady polls /readyz until it answers 200.
-func waitReady(ctx context.Context, client *http.Client, base string, limit time.Duration) error {
+// WaitReady polls /readyz until it answers 200.
+func WaitReady(ctx context.Context, client *http.Client, base string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		req, err := http.NewRequestWithContext(ctx, "GET", base+"/readyz", nil)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/deploy"
@@ -71,7 +70,7 @@ func retrainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *redisURL != "" && !*detach {
 		// Followed, a job no worker takes would wait at "0% queued" until
 		// interrupted.
-		if err := needWorker(ctx, *redisURL, *queue); err != nil {
+		if err := retrain.NeedWorker(ctx, *redisURL, *queue); err != nil {
 			return err
 		}
 	}
@@ -90,39 +89,6 @@ func retrainCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	case j.Status != jobs.Succeeded:
 		return fmt.Errorf("retrain: job %s %s: %s", j.ID, j.Status, j.Error)
 	}
-	printVersions(stdout, spec.Target, j.Version)
+	retrain.PrintVersions(stdout, spec.Target, j.Version)
 	return nil
-}
-
-// needWorker fails when no `kernelrank worker` takes the jobs of queue,
-// saying how to start one.
-func needWorker(ctx context.Context, redisURL, queue string) error {
-	ro, err := cache.ParseRedisURL(redisURL)
-	if err != nil {
-		return err
-	}
-	n, err := jobs.Workers(ctx, ro, queue)
-	if err != nil {
-		return fmt.Errorf("retrain: looking for workers: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("retrain: no worker takes the jobs of queue %q on %s: start one with "+
-			"`kernelrank worker --redis %s --queue %s` (on any machine), or queue the job for a later worker with --detach",
-			queue, redisURL, redisURL, queue)
-	}
-	return nil
-}
-
-// printVersions prints each version a job published, named: "social model
-// V" and "corpus V" (the corpus version its rankings were computed on).
-func printVersions(w io.Writer, target, version string) {
-	names := map[string][]string{jobs.TargetSocial: {"social model"}, jobs.TargetSearch: {"corpus"}, jobs.TargetAll: {"social model", "corpus"}}[target]
-	versions := strings.Fields(version)
-	for i, v := range versions {
-		name := "version"
-		if len(names) == len(versions) {
-			name = names[i]
-		}
-		fmt.Fprintln(w, name, v)
-	}
 }

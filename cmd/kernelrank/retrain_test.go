@@ -221,13 +221,3 @@ func TestRetrainThroughAWorker(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-func TestPrintVersions(t *testing.T) {
-	var out bytes.Buffer
-	printVersions(&out, "all", "20261129T000000Z-0123abcd 591da0628104c3faa4d686f56fc10492")
-	printVersions(&out, "search", "591da0628104c3faa4d686f56fc10492")
-	want := "social model 20261129T000000Z-0123abcd\ncorpus 591da0628104c3faa4d686f56fc10492\ncorpus 591da0628104c3faa4d686f56fc10492\n"
-	if out.String() != want {
-		t.Fatalf("printed %q, want %q", out.String(), want)
-	}
-}

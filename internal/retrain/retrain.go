@@ -282,3 +282,36 @@ func (l *Lazy[T]) Get(ctx context.Context) (T, error) {
 // reads.
 var ErrNoSearchHere = errors.New("search jobs fill the servers' cache of rankings: " +
 	"run them in a server (POST /v1/jobs) or through Redis (--redis), not in a process of their own")
+
+// NeedWorker fails when no `kernelrank worker` takes the jobs of queue,
+// saying how to start one.
+func NeedWorker(ctx context.Context, redisURL, queue string) error {
+	ro, err := cache.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	n, err := jobs.Workers(ctx, ro, queue)
+	if err != nil {
+		return fmt.Errorf("retrain: looking for workers: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("retrain: no worker takes the jobs of queue %q on %s: start one with "+
+			"`kernelrank worker --redis %s --queue %s` (on any machine), or queue the job for a later worker with --detach",
+			queue, redisURL, redisURL, queue)
+	}
+	return nil
+}
+
+// PrintVersions prints each version a job published, named: "social model
+// V" and "corpus V" (the corpus version its rankings were computed on).
+func PrintVersions(w io.Writer, target, version string) {
+	names := map[string][]string{jobs.TargetSocial: {"social model"}, jobs.TargetSearch: {"corpus"}, jobs.TargetAll: {"social model", "corpus"}}[target]
+	versions := strings.Fields(version)
+	for i, v := range versions {
+		name := "version"
+		if len(names) == len(versions) {
+			name = names[i]
+		}
+		fmt.Fprintln(w, name, v)
+	}
+}

@@ -1,6 +1,7 @@
 package retrain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -81,5 +82,15 @@ func TestByStage(t *testing.T) {
 		if math.Abs(got[i]-want[i]) > 1e-9 {
 			t.Fatalf("fractions %v, want %v", got, want)
 		}
+	}
+}
+
+func TestPrintVersions(t *testing.T) {
+	var out bytes.Buffer
+	PrintVersions(&out, "all", "20261129T000000Z-0123abcd 591da0628104c3faa4d686f56fc10492")
+	PrintVersions(&out, "search", "591da0628104c3faa4d686f56fc10492")
+	want := "social model 20261129T000000Z-0123abcd\ncorpus 591da0628104c3faa4d686f56fc10492\ncorpus 591da0628104c3faa4d686f56fc10492\n"
+	if out.String() != want {
+		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }

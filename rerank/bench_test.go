@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 )
 
@@ -112,20 +111,13 @@ func benchRerank200(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			warmHeap()
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, _, err := rerankAll(context.Background(), cands, Options{Strategy: c.strategy, Params: json.RawMessage(c.params), Voters: 3}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user + system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // cannot fail for RUSAGE_SELF
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

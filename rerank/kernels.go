@@ -67,6 +67,18 @@ func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *ma
 	}()
 	needs := r.Needs
 	in := &learners.Input{}
+	// A learner fits one point a cluster of near-duplicates (duplicates.go).
+	var cl clusters
+	dup := false
+	if r.Learned() {
+		if cl, dup = duplicates(cands); dup && len(cl.members) < minRerank {
+			dup = false
+		}
+	}
+	fitOn := cands
+	if dup {
+		fitOn = cl.firsts(cands)
+	}
 	var x *mat.Dense
 	var text *mat.SymDense
 	// The inputs live on kernelmath.Scratch storage, handed back when
@@ -81,7 +93,7 @@ func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *ma
 		}
 	}()
 	if needs&(learners.NeedFeatures|learners.NeedKernels) != 0 {
-		if x, err = Visual(cands); err != nil {
+		if x, err = Visual(fitOn); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -90,6 +102,11 @@ func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *ma
 	}
 	if needs&(learners.NeedTarget|learners.NeedKernels) != 0 {
 		text = TextKernel(cands)
+		if dup {
+			all := text
+			text = cl.meanKernel(all, kernelmath.ScratchSym(len(cl.members)))
+			kernelmath.ReleaseSym(all)
+		}
 	}
 	if needs&learners.NeedTarget != 0 {
 		in.Target = text
@@ -99,6 +116,9 @@ func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *ma
 		in.Kernels = []*mat.SymDense{kernelmath.Linear(x), text}
 	}
 	out, err := r.Fit(ctx, in)
+	if dup && out != nil && out.Kernel != nil {
+		out.Kernel = cl.expand(out.Kernel)
+	}
 	if errors.Is(err, learners.ErrNotConverged) && out != nil && out.Kernel != nil {
 		// The best kernel reached, served knowingly: Stats.Converged
 		// is false and Plan.Warning says so.

@@ -83,6 +83,9 @@ type Result struct {
 	VisualRank float64 `json:"visualrank"`
 	// Voters are the neighbours whose votes raised this image most.
 	Voters []Vote `json:"voters,omitempty"`
+	// NearDuplicates is how many other candidates of the window have its
+	// visual features: they count as one voter and share one score.
+	NearDuplicates int `json:"near_duplicates,omitempty"`
 	// NoFeatures marks an image without a visual vector: it keeps its text
 	// order after the re-ranked ones.
 	NoFeatures bool `json:"no_features,omitempty"`
@@ -249,11 +252,10 @@ func (p *Plan) Rank(k *mat.SymDense, ranked, rest []Candidate) ([]Result, int) {
 			results = append(results, Result{ID: c.ID, TextScore: c.TextScore, VisualRank: 1 / float64(len(ranked))})
 		}
 	default:
-		var vr []float64
-		var s *mat.Dense
-		vr, s, iter = Scores(k, ranked, p.opt.Prior, p.opt.Affinity, p.opt.Damping)
-		results = explain(results, ranked, s, vr, p.opt)
-		kernelmath.Release(s.RawMatrix().Data)
+		v := scores(k, ranked, p.opt.Prior, p.opt.Affinity, p.opt.Damping)
+		results = explain(results, ranked, v, p.opt)
+		kernelmath.Release(v.s.RawMatrix().Data)
+		iter = v.iter
 	}
 	for _, c := range rest {
 		results = append(results, Result{ID: c.ID, TextScore: c.TextScore, NoFeatures: true})
@@ -282,19 +284,56 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
-// returning the scores, the column-stochastic matrix and the iteration count.
+// near-duplicates counted once (duplicates.go), returning the candidates'
+// scores, the column-stochastic matrix over the nodes (the candidates, or
+// their clusters when some are near-duplicates) and the iteration count.
 // The matrix is on kernelmath.Scratch storage: kernelmath.Release(s.RawMatrix().Data)
 // hands it back when done.
 func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
-	n := k.SymmetricDim()
-	s := mat.NewDense(n, n, kernelmath.Scratch(n*n))
-	if affinity == "shift" || affinity == "gauss" {
-		stochastic(s, Affinity(k, affinity), false)
-	} else { // clip, fused into the normalisation
-		stochastic(s, k, true)
+	v := scores(k, cands, priorKind, affinity, damping)
+	return v.vr, v.s, v.iter
+}
+
+// votes are what VisualRank computed over a window: the candidates'
+// scores vr; the nodes it ran over (the candidates, or one a cluster of
+// near-duplicates, cl), their column-stochastic matrix s and their scores.
+type votes struct {
+	vr     []float64
+	nodes  []Candidate
+	s      *mat.Dense
+	nodeVR []float64
+	cl     clusters // empty without near-duplicates: a node is a candidate
+	iter   int
+}
+
+func scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) votes {
+	v := votes{nodes: cands}
+	cl, dup := duplicates(cands)
+	if dup {
+		k, v.nodes = cl.collapse(k, cands)
+		v.cl = cl
 	}
-	vr, iter := VisualRank(s, prior(cands, priorKind), damping)
-	return vr, s, iter
+	n := k.SymmetricDim()
+	v.s = mat.NewDense(n, n, kernelmath.Scratch(n*n))
+	if affinity == "shift" || affinity == "gauss" {
+		stochastic(v.s, Affinity(k, affinity), false)
+	} else { // clip, fused into the normalisation
+		stochastic(v.s, k, true)
+	}
+	v.nodeVR, v.iter = VisualRank(v.s, prior(v.nodes, priorKind), damping)
+	v.vr = v.nodeVR
+	if dup {
+		v.vr = cl.split(v.nodeVR)
+	}
+	return v
+}
+
+// node is candidate i's node in v and how many other candidates share it.
+func (v votes) node(i int) (node, others int) {
+	if v.cl.node == nil {
+		return i, 0
+	}
+	return v.cl.node[i], len(v.cl.members[v.cl.node[i]]) - 1
 }
 
 func prior(cands []Candidate, kind string) []float64 {
@@ -321,13 +360,15 @@ func prior(cands []Candidate, kind string) []float64 {
 
 // explain appends the candidates' results to out, sorted by VisualRank
 // (stable, so ties keep the text order), each with its strongest voters:
-// d S_ij VR_j over j.
-func explain(out []Result, cands []Candidate, s *mat.Dense, vr []float64, opt Options) []Result {
+// d S_ij VR_j over the nodes j (a cluster of near-duplicates votes as one,
+// named by its first member).
+func explain(out []Result, cands []Candidate, v votes, opt Options) []Result {
 	from := len(out)
 	for i, c := range cands {
-		r := Result{ID: c.ID, TextScore: c.TextScore, VisualRank: vr[i]}
+		node, others := v.node(i)
+		r := Result{ID: c.ID, TextScore: c.TextScore, VisualRank: v.vr[i], NearDuplicates: others}
 		if opt.Voters > 0 {
-			r.Voters = topVotes(cands, s.RawRowView(i), vr, i, opt.Damping, opt.Voters)
+			r.Voters = topVotes(v.nodes, v.s.RawRowView(node), v.nodeVR, node, opt.Damping, opt.Voters)
 		}
 		out = append(out, r)
 	}

@@ -23,16 +23,29 @@ func corelIndex(tb testing.TB) *index.Index {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	docs := make([]index.Doc, len(ml.X))
-	for i := range ml.X {
-		d := index.Doc{ID: fmt.Sprintf("img%05d", i), Features: make([]float32, len(ml.X[i]))}
-		for _, l := range ml.Y[i] {
-			d.Tags = append(d.Tags, ml.LabelNames[l])
+	return indexCorel(tb, ml, 1)
+}
+
+// indexCorel indexes Corel5k's images, each copies times, in a temporary
+// directory: copy c of image i is "img%05d" (c = 0) or "img%05d-c", with
+// its original's keywords and features.
+func indexCorel(tb testing.TB, ml *dataset.MultiLabel, copies int) *index.Index {
+	tb.Helper()
+	docs := make([]index.Doc, 0, copies*len(ml.X))
+	for c := 0; c < copies; c++ {
+		for i := range ml.X {
+			d := index.Doc{ID: fmt.Sprintf("img%05d", i), Features: make([]float32, len(ml.X[i]))}
+			if c > 0 {
+				d.ID += fmt.Sprintf("-%d", c)
+			}
+			for _, l := range ml.Y[i] {
+				d.Tags = append(d.Tags, ml.LabelNames[l])
+			}
+			for j, x := range ml.X[i] {
+				d.Features[j] = float32(x)
+			}
+			docs = append(docs, d)
 		}
-		for j, x := range ml.X[i] {
-			d.Features[j] = float32(x)
-		}
-		docs[i] = d
 	}
 	ix, err := index.Open(filepath.Join(tb.TempDir(), "index"))
 	if err != nil {

@@ -22,8 +22,16 @@ import (
 )
 
 // SelectCandidates are the re-rankers SelectDefault compares, the
-// built-in default first: it wins every tie.
-var SelectCandidates = []string{rerank.DefaultStrategy, hsicnpk.Alias, fixed.Poly, fixed.Intersection, fixed.RBF, fixed.Linear}
+// built-in default first: it wins every tie. The last, SelectBaseline, is
+// the text order itself, which every re-ranker must beat to be served.
+var SelectCandidates = []string{rerank.DefaultStrategy, hsicnpk.Alias, fixed.Poly, fixed.Intersection, fixed.RBF, fixed.Linear, fixed.Text, SelectBaseline}
+
+// SelectBaseline is the ranking that does nothing: the text stage's order
+// (raw). SelectDefault serves it unless the re-ranker it chose beats it
+// beyond noise, as a re-ranker must beat the built-in default, so a
+// deployment is served a re-ranking only where its own queries show that
+// re-ranking helps.
+const SelectBaseline = fixed.Raw
 
 // SelectSettings are the parameter settings SelectDefault tries for a
 // candidate, as JSON objects, its defaults first; a candidate not listed
@@ -90,6 +98,8 @@ type Selection struct {
 	// Settings are every setting measured (SelectSettings), in order.
 	Settings []Scored          `json:"settings"`
 	Skipped  map[string]string `json:"skipped,omitempty"`
+	// Reason says in words why Strategy was chosen.
+	Reason string `json:"reason"`
 }
 
 // Scored is one setting's validation precision.
@@ -120,11 +130,14 @@ const SelectMargin = 2
 // the candidates whose P@SelectCutoff beats the built-in default's by more
 // than SelectMargin standard errors of the per-query differences (a paired
 // test), the one with the highest mean; none such, the built-in default (the
-// first candidate that runs on the corpus, in SelectCandidates order). So a
-// deployment sets a parameter within a re-ranker by what its queries
-// measure, but leaves the default re-ranker only for one its queries show
-// better beyond noise. Requests that name a strategy or a learner are not
-// affected.
+// first candidate that runs on the corpus, in SelectCandidates order).
+// Last, unless that choice's mean gain over the text order (SelectBaseline)
+// exceeds SelectMargin standard errors too, the text order is served:
+// re-ranking does not help on these queries, and Selection.Reason says so. So a deployment sets
+// a parameter within a re-ranker by what its queries measure, leaves the
+// default re-ranker only for one its queries show better beyond noise, and
+// re-ranks only where its queries show that re-ranking helps. Requests that
+// name a strategy or a learner are not affected.
 func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Selection, error) {
 	sel := Selection{Strategy: rerank.DefaultStrategy, Queries: len(queries)}
 	if len(queries) == 0 {
@@ -135,7 +148,7 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 	for _, strategy := range SelectCandidates {
 		c := candidate{strategy: strategy}
 		for _, params := range settings(strategy) {
-			p, err := e.precision(ctx, strategy, params, queries)
+			p, err := e.Precision(ctx, strategy, params, queries)
 			if errors.Is(err, learners.ErrInput) || errors.Is(err, rerank.ErrOptions) {
 				if sel.Skipped == nil {
 					sel.Skipped = map[string]string{}
@@ -158,6 +171,7 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 	}
 	chosen, best, all := pick(cands)
 	sel.Strategy, sel.Params, sel.Precision, sel.Settings = chosen.Strategy, chosen.Params, best, all
+	sel.Reason = reason(chosen, best)
 	e.selection.Store(&sel)
 	return sel, nil
 }
@@ -202,22 +216,56 @@ func settle(cands []candidate) {
 // pick is SelectDefault's rule over the candidates, the first the default:
 // each at its chosen setting (settle); the candidate of highest mean among
 // those whose mean gain over the first exceeds SelectMargin standard
-// errors, else the first. It returns the choice, each candidate at its
-// chosen setting, and every setting, gains over the first candidate's.
+// errors, else the first; then SelectBaseline, if measured, unless the
+// choice's mean gain over it exceeds SelectMargin standard errors too. It returns the choice, each candidate at
+// its chosen setting, and every setting, gains over the first candidate's.
 func pick(cands []candidate) (chosen Scored, best, all []Scored) {
 	settle(cands)
 	base := cands[0].per[cands[0].chosen]
+	baseline, at := -1, 0
 	for c, cand := range cands {
 		s := scored(cand, cand.chosen, base)
 		if c == 0 || s.Gain > 0 && s.Gain > SelectMargin*s.GainSE && s.Precision > chosen.Precision {
-			chosen = s
+			chosen, at = s, c
 		}
 		best = append(best, s)
+		if cand.strategy == SelectBaseline {
+			baseline = c
+		}
 		for i := range cand.per {
 			all = append(all, scored(cand, i, base))
 		}
 	}
+	if baseline >= 0 && at != baseline {
+		vs := scored(cands[at], cands[at].chosen, cands[baseline].per[0])
+		if !(vs.Gain > 0 && vs.Gain > SelectMargin*vs.GainSE) {
+			chosen = best[baseline]
+		}
+	}
 	return chosen, best, all
+}
+
+// reason says why pick chose chosen among best (its candidates at their
+// chosen settings, the built-in default first).
+func reason(chosen Scored, best []Scored) string {
+	top := best[0]
+	for _, s := range best {
+		if s.Strategy != SelectBaseline && s.Precision > top.Precision {
+			top = s
+		}
+	}
+	switch {
+	case chosen.Strategy == SelectBaseline:
+		return fmt.Sprintf("the text order (%s): re-ranking does not help on the validation queries beyond noise "+
+			"(%d standard errors): their P@%d is %.3f in text order and %.3f at best re-ranked (%s%s)",
+			SelectBaseline, SelectMargin, SelectCutoff, chosen.Precision, top.Precision, top.Strategy, top.Params)
+	case chosen.Strategy == best[0].Strategy:
+		return fmt.Sprintf("the built-in default %s%s: no re-ranker beats its validation P@%d (%.3f) by more than %d standard errors",
+			chosen.Strategy, chosen.Params, SelectCutoff, chosen.Precision, SelectMargin)
+	default:
+		return fmt.Sprintf("%s%s: its validation P@%d (%.3f) beats the built-in default's by %.3f, more than %d standard errors (%.3f)",
+			chosen.Strategy, chosen.Params, SelectCutoff, chosen.Precision, chosen.Gain, SelectMargin, chosen.GainSE)
+	}
 }
 
 // scored is setting s of c with its gain over the per-query precisions base.
@@ -230,8 +278,9 @@ func scored(c candidate, s int, base []float64) Scored {
 	return Scored{Strategy: c.strategy, Params: c.params[s], Precision: mean(p), Gain: mean(diff), GainSE: stderr(diff)}
 }
 
-// precision is the P@SelectCutoff of strategy with params on each query.
-func (e *Engine) precision(ctx context.Context, strategy string, params json.RawMessage, queries []LabelledQuery) ([]float64, error) {
+// Precision is the P@SelectCutoff of strategy with params on each query,
+// each searched as the server searches it with every other default.
+func (e *Engine) Precision(ctx context.Context, strategy string, params json.RawMessage, queries []LabelledQuery) ([]float64, error) {
 	per := make([]float64, len(queries))
 	for i, q := range queries {
 		req := DefaultRequest(q.Query)

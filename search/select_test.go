@@ -77,8 +77,11 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 			t.Errorf("%s ranks linear's top 10 too: the test cannot tell them apart", s.Strategy)
 		}
 	}
-	if settingsMeasured != 2+1+2+1+6+1 {
-		t.Errorf("%d settings measured, want 13 (npk-fused 2, npk, poly 2, intersection, rbf 6, linear)", settingsMeasured)
+	if settingsMeasured != 2+1+2+1+6+1+1+1 {
+		t.Errorf("%d settings measured, want 15 (npk-fused 2, npk, poly 2, intersection, rbf 6, linear, text, raw)", settingsMeasured)
+	}
+	if !strings.HasPrefix(sel.Reason, "linear: its validation P@10 (1.000) beats the built-in default's by") {
+		t.Errorf("reason %q", sel.Reason)
 	}
 	if !slices.Equal(names, SelectCandidates) || len(sel.Skipped) != 0 {
 		t.Errorf("candidates measured %v, skipped %v; want all of %v", names, sel.Skipped, SelectCandidates)
@@ -93,6 +96,42 @@ func TestSelectDefaultChoosesTheBestOnValidation(t *testing.T) {
 	req.Rerank.Strategy = "poly"
 	if r, err := e.Search(t.Context(), req); err != nil || r.Rerank.Strategy != "poly" {
 		t.Errorf("explicit poly after selection: %+v, %v", r.Rerank, err)
+	}
+}
+
+// Labelled by the text order's own top 10, the validation queries show
+// that no re-ranker helps: the default becomes raw, a default request
+// answers in text order, and the selection says why.
+func TestSelectDefaultServesTheTextOrder(t *testing.T) {
+	e := New(corelIndex(t), nil, testOptions)
+	var queries []LabelledQuery
+	for _, q := range []string{"sky", "water", "tree", "people"} {
+		queries = append(queries, LabelledQuery{Query: q, Relevant: topIDs(t, e, q, SelectBaseline, nil, SelectCutoff)})
+	}
+	sel, err := e.SelectDefault(t.Context(), queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Strategy != SelectBaseline || e.DefaultStrategy() != SelectBaseline {
+		t.Fatalf("selection %s (%+v), default %s; want the text order", sel.Strategy, sel.Precision, e.DefaultStrategy())
+	}
+	for _, s := range sel.Precision {
+		if s.Strategy != SelectBaseline && s.Precision >= 1 {
+			t.Errorf("%s ranks the text order's top 10 too: the test cannot tell them apart", s.Strategy)
+		}
+	}
+	if last := sel.Precision[len(sel.Precision)-1]; last.Strategy != SelectBaseline || last.Precision != 1 ||
+		!strings.HasPrefix(sel.Reason, "the text order (raw): re-ranking does not help") {
+		t.Errorf("text order scored %+v; reason %q", last, sel.Reason)
+	}
+	for _, q := range queries {
+		r, err := e.Search(t.Context(), DefaultRequest(q.Query))
+		if err != nil || r.Rerank.Strategy != SelectBaseline {
+			t.Fatalf("%s: default request after selection: %+v, %v", q.Query, r.Rerank, err)
+		}
+		if got := topIDs(t, e, q.Query, "", nil, SelectCutoff); !maps.Equal(got, q.Relevant) {
+			t.Errorf("%s: default top 10 %v, want the text order's %v", q.Query, got, q.Relevant)
+		}
 	}
 }
 
@@ -168,6 +207,23 @@ func TestPick(t *testing.T) {
 		{[]candidate{one("d", base)}, "d"},
 	} {
 		if got, _, _ := pick(c.cands); got.Strategy != c.want || got.Params != nil {
+			t.Errorf("%+v: chose %+v, want %s", c.cands, got, c.want)
+		}
+	}
+	// The text order is served unless the choice beats it beyond the
+	// margin too.
+	for _, c := range []struct {
+		cands []candidate
+		want  string
+	}{
+		{[]candidate{one("d", base), one(SelectBaseline, noisy)}, SelectBaseline},
+		{[]candidate{one("d", base), one(SelectBaseline, base)}, SelectBaseline},
+		{[]candidate{one("d", noisy), one(SelectBaseline, base)}, SelectBaseline},
+		{[]candidate{one("d", steady), one(SelectBaseline, base)}, "d"},
+		{[]candidate{one("d", base), one("steady", steady), one(SelectBaseline, noisy)}, "steady"},
+		{[]candidate{one("d", base), one("noisy", noisy), one(SelectBaseline, noisy)}, SelectBaseline},
+	} {
+		if got, best, _ := pick(c.cands); got.Strategy != c.want || len(reason(got, best)) == 0 {
 			t.Errorf("%+v: chose %+v, want %s", c.cands, got, c.want)
 		}
 	}

@@ -83,7 +83,9 @@ func newServerConfig(t *testing.T, edit func(*Config, *index.Index)) (*Server, *
 			base = 100
 		}
 		for j := 0; j < 5; j++ {
-			f[base+j] = 1 + float32((i*7+j)%5)/10
+			// i/1000 keeps every vector distinct: identical ones would
+			// vote as one (rerank's near-duplicates).
+			f[base+j] = 1 + float32((i*7+j)%5)/10 + float32(i)/1000
 		}
 		docs[i] = index.Doc{ID: fmt.Sprintf("img%02d", i), Tags: tags, Title: fmt.Sprintf("image %d", i), Features: f}
 	}

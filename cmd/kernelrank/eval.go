@@ -20,7 +20,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return evalSocial(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "images" {
-		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K]")
+		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K] | --demo [--json]")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
 		return errors.New("eval needs a protocol: images, learners or social")
@@ -38,8 +38,21 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.Subset, "subset", 0, "evaluate on a seeded sample of this many images (0: all)")
 	fs.IntVar(&cfg.MaxTags, "max-tags", 0, "keep a seeded choice of at most this many tags an image (0: all)")
 	asJSON := fs.Bool("json", false, "print the test-half rows as one JSON array")
+	onDemo := fs.Bool("demo", false, "the bundled demo corpus instead: the served default chosen on its built-in validation queries, "+
+		"every candidate's P@10 on them and on the queries the search page suggests (--window, --json apply)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if *onDemo {
+		rep, err := eval.Demo(ctx, cfg.Window, stderr)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(rep)
+		}
+		eval.PrintDemo(stdout, rep)
+		return nil
 	}
 	if cfg.Keep < 0 || cfg.Keep > 1 || cfg.Swap < 0 || cfg.Swap > 1 {
 		return errors.New("--keep and --swap are probabilities in [0, 1]")

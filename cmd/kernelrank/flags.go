@@ -35,7 +35,8 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 		learner: fs.String(learnerFlag, recommend.DefaultLearner, "kernel-combination learner of the recommenders"),
 		window:  fs.Int("window", search.DefaultWindow, "default candidate window re-ranked per query (servers and workers must agree for precomputed rankings to hit)"),
 		validation: fs.String("validation", "", "labelled validation queries of this corpus, JSON Lines {\"q\": ..., \"relevant\": [ids]}: "+
-			"the default re-ranker, with its parameters, becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+rerank.DefaultStrategy),
+			"the default re-ranker, with its parameters, becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+
+			"the demo corpus's built-in validation queries when --data is empty, else "+rerank.DefaultStrategy),
 	}
 }
 

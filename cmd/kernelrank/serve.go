@@ -188,7 +188,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	closers = append(closers, c.Close)
 	ix := c.Ix
 	am := admission.NewMetrics(reg)
-	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, search.Options{
+	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, *sh.data == "", search.Options{
 		Window:         *sh.window,
 		MaxFullRank:    *f.maxFullRank,
 		FallbackRank:   *f.fallbackRank,

@@ -76,7 +76,7 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(r
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, search.Options{Window: *sh.window}, log)
+		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, *sh.data == "", search.Options{Window: *sh.window}, log)
 		if err != nil {
 			return nil, err
 		}

@@ -46,3 +46,47 @@ func TestExtract(t *testing.T) {
 		t.Fatalf("%d images in the demo corpus, want 4000", len(seen))
 	}
 }
+
+// The validation set derived from the folders: its size and a few queries'
+// relevant counts were counted independently from corpus.jsonl (a script
+// over the labels); no query the page suggests is in it.
+func TestValidation(t *testing.T) {
+	val, err := Validation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(val) != 51 {
+		t.Errorf("%d validation queries, want 51", len(val))
+	}
+	want := map[string]int{"animal": 296, "bird": 49, "mammal": 118, "icons": 215, "stars": 176, "food": 351, "transportation": 315}
+	got := map[string]int{}
+	for _, q := range val {
+		if _, dup := got[q.Query]; dup {
+			t.Errorf("query %q twice", q.Query)
+		}
+		got[q.Query] = len(q.Relevant)
+		for _, s := range Suggested {
+			if q.Query == s.Query {
+				t.Errorf("suggested query %q is a validation query", q.Query)
+			}
+		}
+	}
+	for q, n := range want {
+		if got[q] != n {
+			t.Errorf("%s: %d relevant drawings, want %d", q, got[q], n)
+		}
+	}
+	if _, ok := got["unsorted"]; ok {
+		t.Error("the unsorted folder gave a query")
+	}
+	sugg, err := SuggestedQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fish: animals/fish (the packagers filed the crawfish there too);
+	// flower and tree: plants and its subfolders.
+	if len(sugg) != len(Suggested) || len(sugg[3].Relevant) != 23 || !sugg[3].Relevant["animals-crawfish1-ganson"] ||
+		len(sugg[4].Relevant) != 77 || len(sugg[5].Relevant) != 77 {
+		t.Errorf("suggested: fish %d, flower %d, tree %d relevant; want 23, 77, 77", len(sugg[3].Relevant), len(sugg[4].Relevant), len(sugg[5].Relevant))
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/eval"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,25 +108,35 @@ func (b *Backends) StoreName(cacheRoot string) string {
 }
 
 // NewEngine is the search engine of a deployment's process over ix, with
-// opt. With validation (the path of --validation) it reads the queries (failing on a bad file) and returns a
-// function that makes the default re-ranker the best on them, logging the
-// choice; without, that function does nothing.
-func NewEngine(ix *index.Index, b *Backends, validation string, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
+// opt. With validation (the path of --validation) it reads the queries
+// (failing on a bad file), on the demo corpus (demo: no --data) it takes
+// the demo's built-in ones, and returns a function that makes the default
+// re-ranker the best on them, logging the choice; otherwise that function
+// does nothing.
+func NewEngine(ix *index.Index, b *Backends, validation string, demo bool, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
 	engine := search.New(ix, b.Loader, opt)
-	if validation == "" {
+	var queries []search.LabelledQuery
+	switch {
+	case validation != "":
+		f, err := os.Open(validation)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--validation: %w", err)
+		}
+		defer f.Close()
+		queries, err = search.ReadValidation(f)
+		if err == nil && len(queries) == 0 {
+			err = errors.New("no query in the file")
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("--validation %s: %w", validation, err)
+		}
+	case demo: // the demo validates itself, as any deployment
+		var err error
+		if queries, err = eval.DemoValidation(); err != nil {
+			return nil, nil, err
+		}
+	default:
 		return engine, func(context.Context) error { return nil }, nil
-	}
-	f, err := os.Open(validation)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--validation: %w", err)
-	}
-	defer f.Close()
-	queries, err := search.ReadValidation(f)
-	if err == nil && len(queries) == 0 {
-		err = errors.New("no query in the file")
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("--validation %s: %w", validation, err)
 	}
 	choose := func(ctx context.Context) error {
 		log.Info("choosing the default re-ranker", "queries", len(queries), "candidates", strings.Join(search.SelectCandidates, ","))

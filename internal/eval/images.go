@@ -342,7 +342,7 @@ feed:
 	v, t := halves(random)
 	addRows("random", "window order shuffled", v, t)
 	v, t = halves(raw)
-	addRows("raw", "text score", v, t)
+	addRows("text order", "raw: not re-ranked", v, t)
 	v, t = halves(served)
 	addRows("served", fmt.Sprintf("chosen: %s%s/%s-prior", selection.Strategy, selection.Params, rerank.DefaultPrior), v, t)
 	// Per method and variant, the configuration best on validation P@10.
@@ -673,7 +673,7 @@ func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 		}
 		fmt.Fprintf(w, "  %8.1f  %s\n", 100*rep.Val[i+2].Value, rep.Chosen[r.Method+" "+r.Variant])
 	}
-	fmt.Fprintf(w, "\nserved: %s%s (each re-ranker at its setting of highest validation P@%d; the first unless another gains more than %d standard errors over it), validation P@%d (gain over the first):",
+	fmt.Fprintf(w, "\nserved: %s%s (each re-ranker at its setting of highest validation P@%d; the first unless another gains more than %d standard errors over it; the text order unless the choice gains as much over it), validation P@%d (gain over the first):",
 		rep.Served.Strategy, rep.Served.Params, search.SelectCutoff, search.SelectMargin, search.SelectCutoff)
 	for i, s := range rep.Served.Settings {
 		if i > 0 {

@@ -48,7 +48,7 @@ func TestImagesCorelQuick(t *testing.T) {
 			t.Fatalf("%+v out of [0, 1]", r)
 		}
 	}
-	raw := p10(rep.Test, "raw")
+	raw := p10(rep.Test, "text order")
 	for _, m := range []string{"linear", "intersection", "poly", "rbf", "npk", "npk-lowrank"} {
 		if got := p10(rep.Test, m); got <= raw {
 			t.Errorf("%s P@10 %.3f does not beat raw %.3f", m, got, raw)

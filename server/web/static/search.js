@@ -88,16 +88,32 @@ async function search() {
 
 form.addEventListener('submit', e => { e.preventDefault(); search(); });
 
+// compared names the re-ranker the right-hand column starts with: the
+// server's default, unless that is the text order itself (its validation
+// found no re-ranker better beyond noise), when the two columns would be
+// the same: then the re-ranker best on its validation queries, and a note
+// saying so.
+function compared(j) {
+  const sel = j.default_rerank_selection;
+  if (j.default_rerank !== 'raw') return {name: j.default_rerank, note: ''};
+  const best = ((sel && sel.precision) || []).filter(p => p.strategy !== 'raw')
+    .reduce((a, p) => (!a || p.precision > a.precision ? p : a), null);
+  const name = best ? best.strategy : 'npk-fused';
+  const why = sel && sel.reason ? sel.reason : 'the text order (raw)';
+  return {name, note: ` Served by default: ${why}. The right-hand column starts with ${name}, the best re-ranker on the server's validation queries.`};
+}
+
 (async function start() {
   const q = new URLSearchParams(location.search);
   try {
     const j = await getJSON('/v1/learners');
     const {names, checked} = rerankers(j);
-    const want = q.get('rerank') || j.default_rerank;
+    const start = compared(j);
+    const want = q.get('rerank') || start.name;
     for (const s of names) F.rerank.add(new Option(s, s, false, s === want));
-    document.getElementById('rerank-note').textContent = checked
+    document.getElementById('rerank-note').textContent = (checked
       ? 'The re-rankers listed are those the server says can re-rank this corpus.'
-      : 'The server does not say which re-rankers suit this corpus: all the built-in ones are listed.';
+      : 'The server does not say which re-rankers suit this corpus: all the built-in ones are listed.') + start.note;
   } catch (err) {
     showError(err);
     return;

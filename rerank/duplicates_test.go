@@ -1,0 +1,168 @@
+package rerank
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/kernelrank/kernelrank/internal/cputime"
+	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
+	"gonum.org/v1/gonum/mat"
+)
+
+// A window of five where b2 and b3 are copies of b (identical features):
+// VisualRank runs over three nodes, a, {b, b2, b3} and c, whose kernel is
+// the mean over the members' pairs, and each copy gets a third of its
+// node's score. The expected numbers come from the three-node problem
+// written out by hand, not from the clustering.
+func TestNearDuplicatesVoteOnce(t *testing.T) {
+	x := [][]float64{{1, 0}, {0.6, 0.8}, {0.6, 0.8}, {0.2, 1}, {0.6, 0.8}}
+	ids := []string{"a", "b", "b2", "c", "b3"}
+	cands := make([]Candidate, len(x))
+	for i := range x {
+		cands[i] = Candidate{ID: ids[i], TextScore: float64(5 - i), Visual: x[i]}
+	}
+	xd := mat.NewDense(len(x), 2, nil)
+	for i, r := range x {
+		xd.SetRow(i, r)
+	}
+	k := kernelmath.Linear(xd)
+	// The nodes' kernel by hand: a.b = 0.6, a.c = 0.2, b.c = 0.12 + 0.8 = 0.92.
+	kc := mat.NewSymDense(3, []float64{
+		1, 0.6, 0.2,
+		0.6, 1, 0.92,
+		0.2, 0.92, 1.04,
+	})
+	for _, p := range Priors {
+		// The text prior of a node is its members' mean text score: a 5, b (4+3+1)/3, c 2.
+		nodes := []Candidate{{ID: "a", TextScore: 5}, {ID: "b", TextScore: 8.0 / 3}, {ID: "c", TextScore: 2}}
+		want, _ := VisualRank(Stochastic(Affinity(kc, "clip")), prior(nodes, p), 0.85)
+		vr, s, _ := Scores(k, cands, p, "clip", 0.85)
+		if r, c := s.Dims(); r != 3 || c != 3 {
+			t.Fatalf("prior %s: a %dx%d matrix, want one over the 3 nodes", p, r, c)
+		}
+		kernelmath.Release(s.RawMatrix().Data)
+		wantVR := []float64{want[0], want[1] / 3, want[1] / 3, want[2], want[1] / 3}
+		sum := 0.0
+		for i := range vr {
+			sum += vr[i]
+			if math.Abs(vr[i]-wantVR[i]) > 1e-12 {
+				t.Errorf("prior %s: %s scores %.6f, want %.6f", p, ids[i], vr[i], wantVR[i])
+			}
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("prior %s: scores sum to %g", p, sum)
+		}
+	}
+	// Copies are explained as one: each says how many others share its
+	// features, and none is a voter of another; the cluster votes under
+	// its first member's id.
+	res, _, err := rerankAll(t.Context(), cands, Options{Strategy: "linear", Voters: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		dup := r.ID == "b" || r.ID == "b2" || r.ID == "b3"
+		if want := map[bool]int{true: 2, false: 0}[dup]; r.NearDuplicates != want {
+			t.Errorf("%s: near_duplicates %d, want %d", r.ID, r.NearDuplicates, want)
+		}
+		for _, v := range r.Voters {
+			if v.ID == "b2" || v.ID == "b3" || dup && v.ID == "b" {
+				t.Errorf("%s: voter %s is a copy (voters %v)", r.ID, v.ID, r.Voters)
+			}
+		}
+	}
+}
+
+// Without identical vectors nothing is clustered: a vector equal in all
+// but one feature, and candidates without features, stay apart.
+func TestDuplicatesOnlyIdentical(t *testing.T) {
+	cands := []Candidate{{ID: "a", Visual: []float64{1, 2}}, {ID: "b", Visual: []float64{1, 2.0000001}}, {ID: "c"}, {ID: "d"},
+		{ID: "e", Visual: []float64{math.Copysign(0, -1), 2}}, {ID: "f", Visual: []float64{0, 2}}}
+	cl, ok := duplicates(cands)
+	if !ok || len(cl.members) != 5 || cl.node[4] != cl.node[5] || cl.node[0] == cl.node[1] || cl.node[2] == cl.node[3] {
+		t.Fatalf("clusters %+v (any %v): want e and f (-0 is 0) together, the rest apart", cl, ok)
+	}
+	if _, ok := duplicates(cands[:4]); ok {
+		t.Error("clusters found among distinct vectors")
+	}
+}
+
+// repeated is the Corel5k sky window with the visual vectors of its first
+// 50 images only, each repeated four times (image i has image i mod 50's):
+// a window of repeated features, its tags unchanged.
+func repeated(tb testing.TB) []Candidate {
+	cands := corelWindow(tb, "sky")
+	out := make([]Candidate, len(cands))
+	copy(out, cands)
+	for i := range out {
+		out[i].Visual = cands[i%50].Visual
+	}
+	return out
+}
+
+// A learner fits one point a cluster: the kernel npk-fused learns on the
+// repeated window is, row for row, the one it learns on the 50 distinct
+// vectors with the mean of each cluster pair's tag kernel as its target
+// (written out here from the window's tag kernel).
+func TestLearnerFitsOnePointACluster(t *testing.T) {
+	cands := repeated(t)
+	n, m := len(cands), 50
+	text := TextKernel(cands)
+	target := mat.NewSymDense(m, nil)
+	for a := 0; a < m; a++ {
+		for b := a; b < m; b++ {
+			s, c := 0.0, 0
+			for i := a; i < n; i += m {
+				for j := b; j < n; j += m {
+					s += text.At(i, j)
+					c++
+				}
+			}
+			target.SetSym(a, b, s/float64(c))
+		}
+	}
+	x := mat.NewDense(m, len(cands[0].Visual), nil)
+	for a := 0; a < m; a++ {
+		x.SetRow(a, cands[a].Visual)
+	}
+	r, err := resolve("npk-fused", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Fit(t.Context(), &learners.Input{Features: x, Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stats, err := Kernel(t.Context(), cands, "npk-fused", nil)
+	if err != nil || stats == nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if got.At(i, j) != want.Kernel.At(i%m, j%m) {
+				t.Fatalf("K[%d][%d] = %g, want the nodes' K[%d][%d] = %g", i, j, got.At(i, j), i%m, j%m, want.Kernel.At(i%m, j%m))
+			}
+		}
+	}
+}
+
+// BenchmarkRerank200Repeated is BenchmarkRerank200's npk-fused and poly on
+// a window of repeated features (repeated): the learner fits its 50
+// distinct vectors.
+func BenchmarkRerank200Repeated(b *testing.B) {
+	cands := repeated(b)
+	for _, s := range []string{"npk-fused", "poly"} {
+		b.Run(s, func(b *testing.B) {
+			warmHeap()
+			cpu := cputime.Process()
+			for b.Loop() {
+				if _, _, err := rerankAll(context.Background(), cands, Options{Strategy: s, Voters: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}

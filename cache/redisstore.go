@@ -21,17 +21,14 @@ import (
 //
 // Write, Publish and Remove are each one script, so each is atomic: a
 // version is written whole or not at all, and the pointer names a written
-// version. After Publish switches the pointer it PUBLISHes the version on
-// the channel kr:model:{<model>}:published (see Watch); a message can be
-// lost (a reader that is reconnecting) or come late, so readers poll
-// Current, and may use the channel to learn of a new version sooner.
+// version. Readers learn of a new version by polling Current.
 type RedisStore struct{ r *Redis }
 
 // NewRedisStore returns the store over r's connection and prefix.
 func NewRedisStore(r *Redis) *RedisStore { return &RedisStore{r: r} }
 
-// modelKey returns the key of what (v:<version>, versions, current,
-// published) for model, checking the names: a model may hold no brace, as
+// modelKey returns the key of what (v:<version>, versions, current) for
+// model, checking the names: a model may hold no brace, as
 // it is the hash tag; versions and parts obey the names DirStore takes, so
 // a model stored in one store can be stored in the other.
 func (s *RedisStore) modelKey(model, what string) (string, error) {
@@ -105,8 +102,7 @@ func (s *RedisStore) Publish(ctx context.Context, model, version string) error {
 	if !ok {
 		return fmt.Errorf("cache: publish %s %s: version not written", model, version)
 	}
-	channel, _ := s.modelKey(model, "published")
-	return s.r.c.Publish(ctx, channel, version).Err()
+	return nil
 }
 
 // Current implements Store.
@@ -169,51 +165,4 @@ func (s *RedisStore) Remove(ctx context.Context, model, version string) error {
 		return fmt.Errorf("cache: %s %s is the current version", model, version)
 	}
 	return nil
-}
-
-// Watch sends model's current version, then the new current version each
-// time a message on the model's channel says it changed, until ctx is
-// done; the channel is closed then. A message only prompts a read of
-// Current (on a cluster, messages published through two nodes may arrive
-// late or out of order), and a version is sent once in a row. A version
-// published while the subscription reconnects is missed: Watch hastens a
-// reader that polls Current, it does not replace it.
-func (s *RedisStore) Watch(ctx context.Context, model string) (<-chan string, error) {
-	channel, err := s.modelKey(model, "published")
-	if err != nil {
-		return nil, err
-	}
-	sub := s.r.c.Subscribe(ctx, channel)
-	// Wait for the subscription, so that no version published after the
-	// first read of Current is missed.
-	if _, err := sub.Receive(ctx); err != nil {
-		sub.Close()
-		return nil, err
-	}
-	out := make(chan string)
-	go func() {
-		defer close(out)
-		defer sub.Close()
-		msgs := sub.Channel()
-		last := ""
-		for {
-			if v, err := s.Current(ctx, model); err == nil && v != last {
-				select {
-				case out <- v:
-					last = v
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case _, ok := <-msgs:
-				if !ok {
-					return
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
 }

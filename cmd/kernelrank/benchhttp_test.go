@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/bench"
 	"github.com/kernelrank/kernelrank/internal/demo"
 )
 
@@ -92,7 +94,7 @@ func TestBenchHTTP(t *testing.T) {
 func TestBenchHTTPRefusesRateLimitedNumbers(t *testing.T) {
 	serveArgs, user := benchData(t, t.TempDir())
 	var errOut bytes.Buffer
-	base, stop, err := startServer(context.Background(), append([]string{"--rate-limit", "0.001", "--rate-burst", "5", "--log-level", "error"}, serveArgs...), &errOut)
+	base, stop, err := startServe(append([]string{"--rate-limit", "0.001", "--rate-burst", "5", "--log-level", "error"}, serveArgs...), &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,4 +113,12 @@ func TestBenchHTTPRefusesRateLimitedNumbers(t *testing.T) {
 	if strings.Contains(out.String(), "req/s") {
 		t.Errorf("a table was printed:\n%s", out.String())
 	}
+}
+
+// startServe runs `kernelrank serve` with args in this process on a free
+// loopback port (see bench.StartServer).
+func startServe(args []string, stderr io.Writer) (base string, stop func() error, err error) {
+	return bench.StartServer(context.Background(), func(ctx context.Context, addr string) error {
+		return serve(ctx, append([]string{"--addr", addr}, args...), stderr)
+	})
 }

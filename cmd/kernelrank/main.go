@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	_ "github.com/kernelrank/kernelrank/learners/kit/all"
 )
 
@@ -76,11 +77,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "eval":
 		return evaluate(ctx, args[1:], stdout, stderr)
 	case "retrain":
-		return retrain(ctx, args[1:], stdout, stderr, newHandler)
+		return retrainCommand(ctx, args[1:], stdout, stderr, retrain.NewHandler)
 	case "worker":
-		return worker(ctx, args[1:], stderr, newHandler)
+		return worker(ctx, args[1:], stderr, retrain.NewHandler)
 	case "bench":
-		return bench(ctx, args[1:], stdout, stderr)
+		return benchCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return version(args[1:], stdout)
 	case "help", "-h", "--help":

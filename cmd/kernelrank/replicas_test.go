@@ -22,6 +22,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index/blob"
+	"github.com/kernelrank/kernelrank/internal/bench"
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -123,7 +124,7 @@ func severalServers(t *testing.T, redisURL string, restartRedis func()) {
 	// Fault: b killed with -9 while it applies a large ingest, then
 	// restarted: it loses nothing the log acknowledged.
 	docs := filepath.Join(d.dir, "synthetic.jsonl")
-	if err := writeSyntheticJSONL(docs, 3000); err != nil {
+	if err := bench.WriteSyntheticJSONL(docs, 3000); err != nil {
 		t.Fatal(err)
 	}
 	ing := d.start("ingest", "ingest", "--redis", redisURL, docs)

@@ -9,18 +9,19 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 )
 
-// retrain runs a retraining job and prints the versions it published:
+// retrainCommand runs a retraining job and prints the versions it published:
 // in this process without --redis, otherwise through the Redis queue
 // (a `kernelrank worker` runs it), following it until it ends unless
 // --detach. Interrupting it cancels the job.
-func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
+func retrainCommand(ctx context.Context, args []string, stdout, stderr io.Writer, handler func(retrain.Deps) jobs.Handler) error {
 	fs := flag.NewFlagSet("retrain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "what to retrain: social, search or all")
@@ -45,23 +46,23 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		return fmt.Errorf("retrain: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := jobDeps{log: log}
+	deps := retrain.Deps{Log: log}
 	if *redisURL == "" {
 		if spec.Target != jobs.TargetSocial {
-			return fmt.Errorf("retrain --target %s: %w", spec.Target, errNoSearchHere)
+			return fmt.Errorf("retrain --target %s: %w", spec.Target, retrain.ErrNoSearchHere)
 		}
 		// Run here: publish to the model store the servers of this
 		// machine read.
-		deps.recommend = (&lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
+		deps.Recommend = (&retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
 			store, err := cache.NewDirStore(filepath.Join(*root, "models"))
 			if err != nil {
 				return nil, err
 			}
-			svc, _, err := newSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &backends{store: store}, log)
+			svc, _, err := deploy.NewSocialService(ctx, *social, cmp.Or(*learner, recommend.DefaultLearner), *root, &deploy.Backends{Store: store}, log)
 			return svc, err
-		}}).get
+		}}).Get
 	}
-	q, err := openQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
+	q, err := retrain.OpenQueue(ctx, *redisURL, *queue, handler(deps), []string{jobs.TargetSocial}, log)
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 	if *redisURL != "" && !*detach {
 		// Followed, a job no worker takes would wait at "0% queued" until
 		// interrupted.
-		if err := needWorker(ctx, *redisURL, *queue); err != nil {
+		if err := retrain.NeedWorker(ctx, *redisURL, *queue); err != nil {
 			return err
 		}
 	}
@@ -81,46 +82,13 @@ func retrain(ctx context.Context, args []string, stdout, stderr io.Writer, handl
 		fmt.Fprintln(stdout, j.ID)
 		return nil
 	}
-	j, err = follow(ctx, q, j.ID, newProgressBar(stderr))
+	j, err = retrain.Follow(ctx, q, j.ID, retrain.NewProgressBar(stderr))
 	switch {
 	case err != nil:
 		return fmt.Errorf("retrain: job %s: %w", j.ID, err)
 	case j.Status != jobs.Succeeded:
 		return fmt.Errorf("retrain: job %s %s: %s", j.ID, j.Status, j.Error)
 	}
-	printVersions(stdout, spec.Target, j.Version)
+	retrain.PrintVersions(stdout, spec.Target, j.Version)
 	return nil
-}
-
-// needWorker fails when no `kernelrank worker` takes the jobs of queue,
-// saying how to start one.
-func needWorker(ctx context.Context, redisURL, queue string) error {
-	ro, err := cache.ParseRedisURL(redisURL)
-	if err != nil {
-		return err
-	}
-	n, err := jobs.Workers(ctx, ro, queue)
-	if err != nil {
-		return fmt.Errorf("retrain: looking for workers: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("retrain: no worker takes the jobs of queue %q on %s: start one with "+
-			"`kernelrank worker --redis %s --queue %s` (on any machine), or queue the job for a later worker with --detach",
-			queue, redisURL, redisURL, queue)
-	}
-	return nil
-}
-
-// printVersions prints each version a job published, named: "social model
-// V" and "corpus V" (the corpus version its rankings were computed on).
-func printVersions(w io.Writer, target, version string) {
-	names := map[string][]string{jobs.TargetSocial: {"social model"}, jobs.TargetSearch: {"corpus"}, jobs.TargetAll: {"social model", "corpus"}}[target]
-	versions := strings.Fields(version)
-	for i, v := range versions {
-		name := "version"
-		if len(names) == len(versions) {
-			name = names[i]
-		}
-		fmt.Fprintln(w, name, v)
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,14 +15,14 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/redistest"
-	"github.com/kernelrank/kernelrank/recommend"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 )
 
 // steps returns a handler factory whose work takes three named steps and
 // publishes the job id, recording what it published and the social data
 // it was given.
-func steps(published *[]string, mu *sync.Mutex) func(jobDeps) jobs.Handler {
-	return func(d jobDeps) jobs.Handler {
+func steps(published *[]string, mu *sync.Mutex) func(retrain.Deps) jobs.Handler {
+	return func(d retrain.Deps) jobs.Handler {
 		return func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
 			for i, stage := range []string{"loading", "training", "publishing"} {
 				progress(stage, float64(i)/3)
@@ -39,7 +37,7 @@ func steps(published *[]string, mu *sync.Mutex) func(jobDeps) jobs.Handler {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			*published = append(*published, id+"@"+spec.Social+d.social)
+			*published = append(*published, id+"@"+spec.Social+d.Social)
 			return id, nil
 		}
 	}
@@ -52,7 +50,7 @@ func TestRetrainHere(t *testing.T) {
 	var mu sync.Mutex
 	var out, errOut bytes.Buffer
 	fb := t.TempDir()
-	err := retrain(context.Background(), []string{"--target", "social", "--social", fb}, &out, &errOut, steps(&published, &mu))
+	err := retrainCommand(context.Background(), []string{"--target", "social", "--social", fb}, &out, &errOut, steps(&published, &mu))
 	if err != nil {
 		t.Fatalf("retrain: %v\n%s", err, errOut.String())
 	}
@@ -72,7 +70,7 @@ func TestRetrainHere(t *testing.T) {
 	if err := os.Mkdir(broken, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err = retrain(context.Background(), []string{"--target", "social", "--social", broken}, &out, &errOut, steps(&published, &mu))
+	err = retrainCommand(context.Background(), []string{"--target", "social", "--social", broken}, &out, &errOut, steps(&published, &mu))
 	if err == nil || !strings.Contains(err.Error(), "failed: the learner diverged") {
 		t.Errorf("a failing job: %v", err)
 	}
@@ -80,8 +78,8 @@ func TestRetrainHere(t *testing.T) {
 	// Rankings computed here would fill this process's cache, which no
 	// server reads: refused before anything runs.
 	for _, target := range []string{"search", "all"} {
-		err = retrain(context.Background(), []string{"--target", target}, &out, &errOut, steps(&published, &mu))
-		if !errors.Is(err, errNoSearchHere) || len(published) != 1 {
+		err = retrainCommand(context.Background(), []string{"--target", target}, &out, &errOut, steps(&published, &mu))
+		if !errors.Is(err, retrain.ErrNoSearchHere) || len(published) != 1 {
 			t.Errorf("--target %s without --redis: %v, published %v", target, err, published)
 		}
 	}
@@ -89,7 +87,7 @@ func TestRetrainHere(t *testing.T) {
 	// Interrupted: the job is cancelled and publishes nothing.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err = retrain(ctx, []string{"--target", "social"}, &out, &errOut, steps(&published, &mu))
+	err = retrainCommand(ctx, []string{"--target", "social"}, &out, &errOut, steps(&published, &mu))
 	if err == nil || !strings.Contains(err.Error(), "cancelled") || len(published) != 1 {
 		t.Errorf("interrupted: %v, published %v", err, published)
 	}
@@ -119,7 +117,7 @@ func TestRetrainAndWorkerFlagErrors(t *testing.T) {
 		var out, errOut bytes.Buffer
 		var err error
 		if c.cmd == "retrain" {
-			err = retrain(context.Background(), c.args, &out, &errOut, steps(&published, &mu))
+			err = retrainCommand(context.Background(), c.args, &out, &errOut, steps(&published, &mu))
 		} else {
 			err = worker(context.Background(), c.args, &errOut, steps(&published, &mu))
 		}
@@ -153,7 +151,7 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	ro, _ := cache.ParseRedisURL(srv.URL)
 	// No worker takes queue q2: said at once, with the command that starts
 	// one, and nothing is queued; detached, the job waits for one.
-	err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2"}, &out, &errOut, steps(&published, &mu))
+	err := retrainCommand(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2"}, &out, &errOut, steps(&published, &mu))
 	if want := `no worker takes the jobs of queue "q2" on ` + srv.URL + ": start one with `kernelrank worker --redis " + srv.URL + " --queue q2`"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("retrain with no worker: %v, want %q", err, want)
 	}
@@ -165,7 +163,7 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	if list, err := q2.List(context.Background(), 10); err != nil || len(list) != 0 {
 		t.Errorf("jobs of q2 after a refusal: %v %v", list, err)
 	}
-	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
+	if err := retrainCommand(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q2", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Errorf("retrain --detach with no worker: %v", err)
 	}
 	if list, _ := q2.List(context.Background(), 10); len(list) != 1 || list[0].Status != jobs.Queued {
@@ -179,7 +177,7 @@ func TestRetrainThroughAWorker(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	out.Reset()
-	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1"}, &out, &errOut, steps(&published, &mu)); err != nil {
+	if err := retrainCommand(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatalf("retrain --redis: %v\n%s", err, errOut.String())
 	}
 	version := strings.TrimPrefix(strings.TrimSpace(out.String()), "social model ")
@@ -193,13 +191,13 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	}
 
 	// Checked at submission through Redis too.
-	if err := retrain(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1", "--social", "/no/such/dir"},
+	if err := retrainCommand(context.Background(), []string{"--target", "social", "--redis", srv.URL, "--queue", "q1", "--social", "/no/such/dir"},
 		&out, &errOut, steps(&published, &mu)); err == nil || !strings.Contains(err.Error(), "social data /no/such/dir: no such file") {
 		t.Errorf("retrain --redis of unreadable social data: %v", err)
 	}
 
 	out.Reset()
-	if err := retrain(context.Background(), []string{"--target", "search", "--redis", srv.URL, "--queue", "q1", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
+	if err := retrainCommand(context.Background(), []string{"--target", "search", "--redis", srv.URL, "--queue", "q1", "--detach"}, &out, &errOut, steps(&published, &mu)); err != nil {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(out.String())
@@ -221,87 +219,5 @@ func TestRetrainThroughAWorker(t *testing.T) {
 			t.Fatalf("detached job: %+v", j)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// A job the deployment cannot run is refused when it is submitted, and
-// nothing is queued: a target it does not run, a learner the recommenders
-// cannot use, social data that cannot be read.
-func TestJobsCheckedAtSubmission(t *testing.T) {
-	ctx := context.Background()
-	var published []string
-	var mu sync.Mutex
-	log := slog.New(slog.DiscardHandler)
-	q, err := openQueue(ctx, "", "", steps(&published, &mu)(jobDeps{}), []string{jobs.TargetSearch}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	locked := filepath.Join(t.TempDir(), "locked")
-	if err := os.Mkdir(locked, 0o000); err != nil {
-		t.Fatal(err)
-	}
-	cases := map[jobs.Spec]string{
-		{Target: jobs.TargetSocial}:                         `target "social" cannot run here: this deployment runs search jobs only`,
-		{Target: jobs.TargetAll}:                            `target "all" cannot run here`,
-		{Target: jobs.TargetSearch, Learner: "alignf-typo"}: `unknown learner "alignf-typo": the recommenders can use `,
-	}
-	q2, err := openQueue(ctx, "", "", steps(&published, &mu)(jobDeps{}), []string{jobs.TargetSocial}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q2.Close()
-	for spec, want := range cases {
-		if _, err := q.Enqueue(ctx, spec); !errors.Is(err, jobs.ErrSpec) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%+v: %v, want ErrSpec saying %q", spec, err, want)
-		}
-	}
-	paths := map[string]string{"/no/such/dir": "no such file or directory"}
-	if os.Geteuid() != 0 { // root reads a mode-000 directory
-		paths[locked] = "permission denied"
-	}
-	for path, want := range paths {
-		if _, err := q2.Enqueue(ctx, jobs.Spec{Target: jobs.TargetSocial, Social: path}); !errors.Is(err, jobs.ErrSpec) ||
-			!strings.Contains(err.Error(), "social data "+path+": "+want) {
-			t.Errorf("social %s: %v, want ErrSpec saying %q", path, err, want)
-		}
-	}
-	if list, _ := q.List(ctx, 10); len(list) != 0 {
-		t.Errorf("refused jobs were queued: %v", list)
-	}
-	// What the deployment runs is queued.
-	for _, spec := range []jobs.Spec{{Target: jobs.TargetSocial, Social: t.TempDir(), Learner: recommend.DefaultLearner}, {Target: jobs.TargetSocial}} {
-		if _, err := q2.Enqueue(ctx, spec); err != nil {
-			t.Errorf("%+v: %v", spec, err)
-		}
-	}
-}
-
-// A job's bar moves through its stages: each stage's own fraction is a
-// part of the job's.
-func TestByStage(t *testing.T) {
-	var got []float64
-	p := byStage(func(_ string, f float64) { got = append(got, f) }, socialStages)
-	p("loading data", 0)
-	p("training", 0)
-	p("precomputing top-k", 0.5)
-	p("publishing", 0)
-	p("an unknown stage", 0.3)
-	p("training", 2) // clamped to the stage's end
-	want := []float64{0, 0.05, 0.05 + 0.6 + 0.15, 0.95, 0.95, 0.65}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-9 {
-			t.Fatalf("fractions %v, want %v", got, want)
-		}
-	}
-}
-
-func TestPrintVersions(t *testing.T) {
-	var out bytes.Buffer
-	printVersions(&out, "all", "20261129T000000Z-0123abcd 591da0628104c3faa4d686f56fc10492")
-	printVersions(&out, "search", "591da0628104c3faa4d686f56fc10492")
-	want := "social model 20261129T000000Z-0123abcd\ncorpus 591da0628104c3faa4d686f56fc10492\ncorpus 591da0628104c3faa4d686f56fc10492\n"
-	if out.String() != want {
-		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }

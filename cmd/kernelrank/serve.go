@@ -15,8 +15,9 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/admission"
-	"github.com/kernelrank/kernelrank/internal/demo"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
@@ -173,21 +174,22 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	sh := f.shared
 	reg := prometheus.NewRegistry()
 	boot.SetProgress(server.Progress{Stage: "opening the cache"})
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg, log)
+	b, err := deploy.OpenBackends(ctx, *sh.redis, *sh.cacheDir, *f.cacheBytes, *f.noCache, reg, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, b.Close)
-	c, err := openCorpus(ctx, sh, f.corpus, b, filepath.Join(*sh.cacheDir, "replica"), reg, log, func(stage string, done, total int) {
+	c, err := deploy.OpenCorpus(ctx, f.corpus.options(sh, filepath.Join(*sh.cacheDir, "replica")), b, reg, log, func(stage string, done, total int) {
 		boot.SetProgress(server.Progress{Stage: stage, Done: done, Total: total})
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, c.Close)
-	ix := c.ix
+	ix := c.Ix
 	am := admission.NewMetrics(reg)
-	engine, choose, err := newEngine(ix, b, sh, search.Options{
+	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, *sh.data == "", search.Options{
+		Window:         *sh.window,
 		MaxFullRank:    *f.maxFullRank,
 		FallbackRank:   *f.fallbackRank,
 		Expensive:      admission.NewGate(*f.maxExpensive, *f.expensiveWait, am),
@@ -202,18 +204,18 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 			log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
 		}
 	}()
-	deps := jobDeps{social: *sh.social, log: log, search: func(context.Context) (*search.Engine, error) { return engine, nil }}
+	deps := retrain.Deps{Social: *sh.social, Log: log, Search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
 	var socialDir string
 	if !*f.noSocial {
 		boot.SetProgress(server.Progress{Stage: "loading the social network"})
-		if svc, socialDir, err = newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
+		if svc, socialDir, err = deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
 			return nil, nil, err
 		}
 		if err := svc.Start(); err != nil {
 			return nil, nil, fmt.Errorf("--recommend-learner: %w", err)
 		}
-		deps.recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
+		deps.Recommend = func(context.Context) (*recommend.Service, error) { return svc, nil }
 	}
 	// Without --redis jobs run here, one at a time; with it, in the
 	// `kernelrank worker` processes that share the queue.
@@ -221,12 +223,12 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	if svc != nil {
 		targets = append(targets, jobs.TargetSocial)
 	}
-	queue, err := openQueue(ctx, *sh.redis, jobs.DefaultQueue, newHandler(deps), targets, log)
+	queue, err := retrain.OpenQueue(ctx, *sh.redis, jobs.DefaultQueue, retrain.NewHandler(deps), targets, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, func() { queue.Close() })
-	log.Info("cache", "backend", backendName(b), "models", storeName(b, *sh.cacheDir))
+	log.Info("cache", "backend", b.BackendName(), "models", b.StoreName(*sh.cacheDir))
 	return server.New(ix, server.Config{
 		Jobs:           queue,
 		Social:         svc,
@@ -235,9 +237,9 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
 		RequestTimeout: *f.timeout,
-		Images:         c.images,
-		Writer:         c.writer(),
-		Replica:        c.follower,
+		Images:         c.Images,
+		Writer:         c.Writer(),
+		Replica:        c.Follower,
 		MaxLagEntries:  *f.corpus.maxLagEntries,
 		MaxLagSeconds:  *f.corpus.maxLagSeconds,
 		Search:         engine,
@@ -248,80 +250,9 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	}, log), closeEach, nil
 }
 
-func backendName(b *backends) string {
-	if b.cache == nil {
-		return "off"
-	}
-	return b.cache.Backend()
-}
-
-func storeName(b *backends, cacheRoot string) string {
-	if b.redis != nil {
-		return "redis"
-	}
-	return filepath.Join(cacheRoot, "models")
-}
-
-// demoSocial returns the directory of the generated demo network, writing
-// it on first use (under root/demo).
-func demoSocial(root string, log *slog.Logger) (string, error) {
-	dir := filepath.Join(root, "demo", fmt.Sprintf("social-%d", demo.DefaultSocialSeed))
-	if _, err := os.Stat(filepath.Join(dir, "users.jsonl")); err == nil {
-		return dir, nil
-	}
-	log.Info("generating the demo social network (first start only)", "dir", dir)
-	d, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{})
-	if err != nil {
-		return "", err
-	}
-	tmp := dir + ".building"
-	_ = os.RemoveAll(tmp)
-	if err := d.WriteDir(tmp); err != nil {
-		return "", err
-	}
-	return dir, os.Rename(tmp, dir)
-}
-
 func cacheDir() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return dir
 	}
 	return os.TempDir()
-}
-
-// demoIndex returns the demo index directory, building it from the bundled
-// corpus on first use (under cacheRoot/demo) and reporting its progress
-// (images done, of total) to progress when not nil.
-func demoIndex(ctx context.Context, cacheRoot string, log *slog.Logger, progress func(done, total int)) (string, error) {
-	root := filepath.Join(cacheRoot, "demo")
-	dir := filepath.Join(root, "index")
-	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
-		log.Info("serving the demo corpus", "index", dir)
-		return dir, nil
-	}
-	log.Info("building the demo index (first start only)", "dir", root)
-	jsonl, err := demo.Extract(filepath.Join(root, "corpus"))
-	if err != nil {
-		return "", err
-	}
-	tmp := dir + ".building"
-	_ = os.RemoveAll(tmp)
-	// The corpus's directory, not its corpus.jsonl: a directory's records
-	// are counted first, so the progress has a total.
-	rep, err := ingestFiles(ctx, tmp, []string{filepath.Dir(jsonl)}, false, func(done, total int) {
-		if done == total || done%500 == 0 {
-			log.Info("ingesting demo images", "done", done, "total", total)
-		}
-		if progress != nil {
-			progress(done, total)
-		}
-	})
-	if err != nil {
-		return "", err
-	}
-	log.Info("demo index built", "added", rep.Added, "skipped", rep.Skipped)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	return dir, nil
 }

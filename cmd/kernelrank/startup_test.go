@@ -8,15 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/bench"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 )
 
 // tinyIndex writes an index of three images and returns its directory.
@@ -85,7 +85,7 @@ func TestHeldIndexNamesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	_, _, err = openIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)), func(string, int, int) {})
+	_, _, err = deploy.OpenIndex(context.Background(), data, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)), func(string, int, int) {})
 	want := "another kernelrank process holds " + data + " (the lock of " + filepath.Join(data, "store", "root.bolt")
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "use another --cache-dir") {
 		t.Fatalf("error %v, want it to say %q", err, want)
@@ -106,25 +106,6 @@ func TestServeHelp(t *testing.T) {
 		if !strings.Contains(help, want) {
 			t.Errorf("serve --help lacks %q:\n%s", want, help)
 		}
-	}
-}
-
-// A corpus directory's progress has its total (it was -1 when the demo was
-// ingested as a file).
-func TestIngestDirProgressHasTotal(t *testing.T) {
-	dir := t.TempDir()
-	corpus := `{"id":"a","tags":["cat"],"features":[1,2]}` + "\n" + `{"id":"b","tags":["dog"],"features":[2,1]}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, index.CorpusFile), []byte(corpus), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var totals []int
-	if _, err := ingestFiles(context.Background(), filepath.Join(t.TempDir(), "ix"), []string{dir}, false, func(_, total int) {
-		totals = append(totals, total)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(totals) == 0 || slices.ContainsFunc(totals, func(n int) bool { return n != 2 }) {
-		t.Fatalf("progress totals %v, want 2", totals)
 	}
 }
 
@@ -160,7 +141,7 @@ func TestFlagHelpNamesValues(t *testing.T) {
 // 408), --cors-origins, and --trusted-proxies (loopback is the proxy here,
 // so each X-Forwarded-For client has its own bucket of --rate-limit).
 func TestServeHTTPFlags(t *testing.T) {
-	base, stop, err := startServer(context.Background(), []string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
+	base, stop, err := startServe([]string{"--no-social", "--cache-dir", t.TempDir(), "--data", tinyIndex(t),
 		"--admin-token", "tok", "--read-timeout", "300ms", "--cors-origins", "https://app.example", "--trusted-proxies", "127.0.0.1",
 		"--rate-limit", "0.001", "--rate-burst", "1", "--log-level", "error"}, io.Discard)
 	if err != nil {
@@ -171,7 +152,7 @@ func TestServeHTTPFlags(t *testing.T) {
 			t.Errorf("serve: %v", err)
 		}
 	}()
-	if err := waitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
+	if err := bench.WaitReady(context.Background(), http.DefaultClient, base, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	get := func(client string) *http.Response {

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/deploy"
 	"github.com/kernelrank/kernelrank/internal/jobs"
+	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +22,7 @@ import (
 // first job that needs it: the social data and the model store for social
 // jobs, for search jobs its replica of the corpus (under --cache-dir,
 // following the corpus change log from then on).
-func worker(ctx context.Context, args []string, stderr io.Writer, handler func(jobDeps) jobs.Handler) error {
+func worker(ctx context.Context, args []string, stderr io.Writer, handler func(retrain.Deps) jobs.Handler) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sh := addSharedFlags(fs, "learner")
@@ -50,36 +52,36 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(j
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	b, err := openBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, reg, log)
+	b, err := deploy.OpenBackends(ctx, *sh.redis, *sh.cacheDir, 0, false, reg, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	var c *corpus
+	var c *deploy.Corpus
 	defer func() {
 		if c != nil {
 			c.Close()
 		}
 	}()
-	social := &lazy[*recommend.Service]{open: func(ctx context.Context) (*recommend.Service, error) {
-		svc, _, err := newSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
+	social := &retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
+		svc, _, err := deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
 		return svc, err
 	}}
-	images := &lazy[*search.Engine]{open: func(ctx context.Context) (*search.Engine, error) {
+	images := &retrain.Lazy[*search.Engine]{Open: func(ctx context.Context) (*search.Engine, error) {
 		// The worker's replica of the corpus, following the log as the
 		// servers' do: its rankings carry the version they serve.
 		var err error
-		c, err = openCorpus(ctx, sh, cf, b, filepath.Join(*sh.cacheDir, "worker-replica"), reg, log, func(string, int, int) {})
+		c, err = deploy.OpenCorpus(ctx, cf.options(sh, filepath.Join(*sh.cacheDir, "worker-replica")), b, reg, log, func(string, int, int) {})
 		if err != nil {
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := newEngine(c.ix, b, sh, search.Options{}, log)
+		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, *sh.data == "", search.Options{Window: *sh.window}, log)
 		if err != nil {
 			return nil, err
 		}
 		return engine, choose(ctx)
 	}}
-	h := handler(jobDeps{social: *sh.social, log: log, recommend: social.get, search: images.get})
+	h := handler(retrain.Deps{Social: *sh.social, Log: log, Recommend: social.Get, Search: images.Get})
 	return jobs.Worker(ctx, ro, jobs.Options{Queue: *queue, Log: log}, *concurrency, h)
 }

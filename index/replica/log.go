@@ -172,22 +172,6 @@ func (l *Log) Head(ctx context.Context) (Pos, error) {
 	return ParsePos(s)
 }
 
-// trimmedTo returns the largest ID trimmed off the log ("" if none): a
-// replica at a position below it has missed entries.
-func (l *Log) trimmedTo(ctx context.Context) (string, error) {
-	info, err := l.rc.XInfoStream(ctx, l.stream()).Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return "", nil
-		}
-		return "", err
-	}
-	if info.MaxDeletedEntryID == "0-0" {
-		return "", nil
-	}
-	return info.MaxDeletedEntryID, nil
-}
-
 // parseID splits a stream ID "ms-seq".
 func parseID(id string) (ms, seq uint64, ok bool) {
 	a, b, found := strings.Cut(id, "-")

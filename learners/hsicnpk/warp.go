@@ -100,9 +100,6 @@ func WarpLaplacian(kx, l *mat.SymDense) (*Warper, error) {
 	return &Warper{n: n, g: g}, nil
 }
 
-// N returns the number of training images.
-func (w *Warper) N() int { return w.n }
-
 // Kernel returns k~(x, y) from kappaX = k_x(x, x_i), kappaY = k_x(y, x_i) over
 // the n training images and kxy = k_x(x, y). It panics if a vector does not
 // have length n.

@@ -1,4 +1,10 @@
-package main
+// Package retrain is the retraining work of kernelrank's jobs, above the
+// facades: the handler that retrains and publishes the recommender
+// (recommend) or precomputes the rankings of frequent queries (search),
+// the check of a job at submission, the queue a process opens, and the
+// following of a job with a progress bar. Package jobs runs what this
+// package hands it and knows nothing of the facades.
+package retrain
 
 import (
 	"cmp"
@@ -10,6 +16,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -19,41 +26,41 @@ import (
 	"github.com/kernelrank/kernelrank/search"
 )
 
-// jobDeps is what the retraining work of a process runs on.
-type jobDeps struct {
-	social string // social data of jobs that name none ("": the demo network)
-	log    *slog.Logger
+// Deps is what the retraining work of a process runs on.
+type Deps struct {
+	Social string // social data of jobs that name none ("": the demo network)
+	Log    *slog.Logger
 	// recommend and search return the facades the work calls, opening them
 	// on first use; nil: the process runs no such jobs.
-	recommend func(context.Context) (*recommend.Service, error)
-	search    func(context.Context) (*search.Engine, error)
+	Recommend func(context.Context) (*recommend.Service, error)
+	Search    func(context.Context) (*search.Engine, error)
 }
 
 // defaultQueries is how many frequent queries a search job precomputes
 // when its spec names no number.
 const defaultQueries = 100
 
-// newHandler returns the retraining work of every target, publishing
+// NewHandler returns the retraining work of every target, publishing
 // under the job's id (see jobs.Handler): a social job retrains and
 // publishes the recommender through the recommend facade, a search job
 // stores the rankings of the most frequent queries through the search
 // facade (its version is the corpus version they were computed on).
-func newHandler(d jobDeps) jobs.Handler {
+func NewHandler(d Deps) jobs.Handler {
 	var socialWork, searchWork jobs.Handler
-	if d.recommend != nil {
+	if d.Recommend != nil {
 		socialWork = func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
-			svc, err := d.recommend(ctx)
+			svc, err := d.Recommend(ctx)
 			if err != nil {
 				return "", err
 			}
 			return svc.Retrain(ctx, recommend.RetrainRequest{Learner: spec.Learner, DataPath: spec.Social, Version: id}, byStage(progress, socialStages))
 		}
 	}
-	if d.search != nil {
+	if d.Search != nil {
 		searchWork = func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (string, error) {
 			progress = byStage(progress, searchStages)
 			progress("opening the corpus", 0)
-			e, err := d.search(ctx)
+			e, err := d.Search(ctx)
 			if err != nil {
 				return "", err
 			}
@@ -62,7 +69,7 @@ func newHandler(d jobDeps) jobs.Handler {
 			if err != nil {
 				return "", err
 			}
-			d.log.Info("search rankings precomputed", "job", id, "queries", rep.Queries, "rankings", rep.Rankings,
+			d.Log.Info("search rankings precomputed", "job", id, "queries", rep.Queries, "rankings", rep.Rankings,
 				"cached", rep.Cached, "failed", rep.Failed, "took", rep.Duration)
 			return e.CorpusVersion(), nil
 		}
@@ -101,11 +108,11 @@ func byStage(progress func(string, float64), stages []stage) func(string, float6
 	}
 }
 
-// openQueue returns the job queue, checking every job at submission (see
+// OpenQueue returns the job queue, checking every job at submission (see
 // checkJob): in-process without a Redis URL, running the targets given,
 // otherwise the queue shared with `kernelrank worker` processes, which run
 // every target.
-func openQueue(ctx context.Context, redisURL, queue string, h jobs.Handler, targets []string, log *slog.Logger) (jobs.Queue, error) {
+func OpenQueue(ctx context.Context, redisURL, queue string, h jobs.Handler, targets []string, log *slog.Logger) (jobs.Queue, error) {
 	if redisURL == "" {
 		return jobs.Checked(jobs.NewLocal(h, 0), checkJob(targets)), nil
 	}
@@ -173,9 +180,9 @@ func readable(path string) error {
 	return nil
 }
 
-// follow polls job id, showing its progress, until it ends. When ctx ends
+// Follow polls job id, showing its progress, until it ends. When ctx ends
 // first (Ctrl-C) it cancels the job.
-func follow(ctx context.Context, q jobs.Queue, id string, bar *progressBar) (jobs.Job, error) {
+func Follow(ctx context.Context, q jobs.Queue, id string, bar *ProgressBar) (jobs.Job, error) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	defer bar.done()
@@ -201,17 +208,18 @@ func follow(ctx context.Context, q jobs.Queue, id string, bar *progressBar) (job
 	}
 }
 
-// progressBar shows a job's progress on a terminal as one line redrawn in
+// ProgressBar shows a job's progress on a terminal as one line redrawn in
 // place, and elsewhere (a log, a pipe) as a line per stage or 10 %.
-type progressBar struct {
+type ProgressBar struct {
 	w     io.Writer
 	tty   bool
 	start time.Time
 	last  string // the last plain line's key
 }
 
-func newProgressBar(w io.Writer) *progressBar {
-	b := &progressBar{w: w, start: time.Now()}
+// NewProgressBar returns the bar of a job followed on w.
+func NewProgressBar(w io.Writer) *ProgressBar {
+	b := &ProgressBar{w: w, start: time.Now()}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			b.tty = true
@@ -220,7 +228,7 @@ func newProgressBar(w io.Writer) *progressBar {
 	return b
 }
 
-func (b *progressBar) update(j jobs.Job) {
+func (b *ProgressBar) update(j jobs.Job) {
 	what := string(j.Status)
 	if j.Status == jobs.Running && j.Stage != "" {
 		what = j.Stage
@@ -241,8 +249,69 @@ func (b *progressBar) update(j jobs.Job) {
 	}
 }
 
-func (b *progressBar) done() {
+func (b *ProgressBar) done() {
 	if b.tty {
 		fmt.Fprintln(b.w)
+	}
+}
+
+// Lazy opens a facade on first use and keeps it; a failed open is tried
+// again by the next job.
+type Lazy[T any] struct {
+	mu   sync.Mutex
+	v    T
+	ok   bool
+	Open func(context.Context) (T, error)
+}
+
+// Get returns the value, opening it first when no open has succeeded yet.
+func (l *Lazy[T]) Get(ctx context.Context) (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ok {
+		v, err := l.Open(ctx)
+		if err != nil {
+			return v, err
+		}
+		l.v, l.ok = v, true
+	}
+	return l.v, nil
+}
+
+// ErrNoSearchHere refuses a search job in a process whose cache no server
+// reads.
+var ErrNoSearchHere = errors.New("search jobs fill the servers' cache of rankings: " +
+	"run them in a server (POST /v1/jobs) or through Redis (--redis), not in a process of their own")
+
+// NeedWorker fails when no `kernelrank worker` takes the jobs of queue,
+// saying how to start one.
+func NeedWorker(ctx context.Context, redisURL, queue string) error {
+	ro, err := cache.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	n, err := jobs.Workers(ctx, ro, queue)
+	if err != nil {
+		return fmt.Errorf("retrain: looking for workers: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("retrain: no worker takes the jobs of queue %q on %s: start one with "+
+			"`kernelrank worker --redis %s --queue %s` (on any machine), or queue the job for a later worker with --detach",
+			queue, redisURL, redisURL, queue)
+	}
+	return nil
+}
+
+// PrintVersions prints each version a job published, named: "social model
+// V" and "corpus V" (the corpus version its rankings were computed on).
+func PrintVersions(w io.Writer, target, version string) {
+	names := map[string][]string{jobs.TargetSocial: {"social model"}, jobs.TargetSearch: {"corpus"}, jobs.TargetAll: {"social model", "corpus"}}[target]
+	versions := strings.Fields(version)
+	for i, v := range versions {
+		name := "version"
+		if len(names) == len(versions) {
+			name = names[i]
+		}
+		fmt.Fprintln(w, name, v)
 	}
 }

@@ -22,10 +22,10 @@
 // classes). Units as in npkl.Neighborhood: D scaled to mean 1 (C is
 // in those units) and B = budget x tr((HKH)^2) of the input [deviation:
 // the thesis' C = 1 and B = m_B N are absolute, for data of unstated
-// scale]. Defaults C = 3, budget = 1 were measured: Protocol 1 converges
-// (gap 1e-4) on the test shapes and on 100-point subsets of wine,
-// ionosphere and sonar, where larger C or budgets stall (gaps 0.5-1.6 after
-// 500 iterations: the dual of a near rank-one kernel is ill-conditioned).
+// scale]. Defaults C = 3, budget = 1: the largest with which Protocol 1
+// converges on the test shapes and on small UCI subsets (the dual of a near
+// rank-one kernel is ill-conditioned beyond them); the measurements are in
+// docs/evaluation.md ("MVE's and CMVU's defaults").
 //
 // Known answers (tests): a spiral coloured by its two halves unfolds along
 // the curve (rank correlation of the first coordinate with the position

@@ -21,14 +21,10 @@
 // tr((HKH)^2) of the input [deviation: the thesis' B = m_B N is absolute].
 // K0 = 2 V V^T - I is applied as identity plus low rank, never formed.
 //
-// Defaults C = 3 and budget = 10 were measured: with them one turn of a
-// spiral unfolds (first coordinate monotone along the curve, KPCA's rank
-// correlation 0.5) and anisotropic 5-D data keeps 99% of its variance in
-// two dimensions (KPCA 73%); at C = 1 the spiral does not unfold (rank
-// correlation 0.86), at C >= 5 Protocol 1 stalls on data that cannot be
-// laid flat (the dual of a near rank-d kernel is ill-conditioned). On the
-// thesis' protocol (100 points of two wine classes) a fit takes about 0.5 s
-// (thesis: 0.34 s).
+// Defaults C = 3 and budget = 10 are the largest that still let Protocol 1
+// converge on data that cannot be laid flat (the dual of a near rank-d
+// kernel is ill-conditioned) while a spiral still unfolds; the measurements
+// that chose them are in docs/evaluation.md ("MVE's and CMVU's defaults").
 //
 // Output: Kernel (the learned K, in the units of the input kernel) and
 // Embedding, its top dim centred eigen-coordinates (npkl.Embed).

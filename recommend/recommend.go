@@ -35,11 +35,16 @@ type FriendRec struct {
 	Pairs float64 `json:"pairs"`
 	// Kernel is the combined kernel K_u(u, v), the sum of the
 	// contributions' parts theta_t K^t(u, v). Contributions are ordered by
-	// term, largest first (the term, not the part, moves the score);
-	// every base kernel with a non-zero weight theta_t or term gamma_t is
-	// listed.
+	// Relative, largest first; every base kernel with a non-zero weight
+	// theta_t or coefficient is listed.
 	Kernel        float64        `json:"kernel"`
 	Contributions []Contribution `json:"contributions"`
+	// TypicalLogOdds is the mean of f(u, c) over u's candidates c (the
+	// users neither u nor u's friends, those RecommendFriends ranks), and
+	// PairsRelative the import pairs' part of LogOdds - TypicalLogOdds: it
+	// and the contributions' Relative add up to that difference.
+	TypicalLogOdds float64 `json:"typical_log_odds"`
+	PairsRelative  float64 `json:"pairs_relative"`
 	// CommonFriends lists up to MaxListed of the friends u and v share;
 	// CommonFriendCount counts them all.
 	CommonFriends     []string `json:"common_friends"`
@@ -48,13 +53,21 @@ type FriendRec struct {
 
 // Contribution is one base kernel's part of the combined kernel, and of
 // the score: mklr gives each base kernel its own term gamma_t K^t(u, v) in
-// f besides the combined kernel's (learners/mklr, Options.Base).
+// f besides the combined kernel's (learners/mklr, Options.Base), so a
+// kernel whose combination weight theta_t is 0 can still move f. What
+// moves f is its Coefficient, gamma_t + gamma theta_t; Relative is what
+// that moves f(u, v) by against u's typical candidate, 0 exactly when the
+// Coefficient is 0 or K^t(u, v) is the candidates' mean.
 type Contribution struct {
-	Kernel string  `json:"kernel"`
-	Weight float64 `json:"weight"` // theta_t
-	Value  float64 `json:"value"`  // K^t(u, v)
-	Part   float64 `json:"part"`   // theta_t K^t(u, v)
-	Term   float64 `json:"term"`   // gamma_t K^t(u, v), its term in LogOdds
+	Kernel      string  `json:"kernel"`
+	Weight      float64 `json:"weight"`      // theta_t
+	Value       float64 `json:"value"`       // K^t(u, v)
+	Part        float64 `json:"part"`        // theta_t K^t(u, v)
+	Term        float64 `json:"term"`        // gamma_t K^t(u, v), its term in LogOdds
+	Coefficient float64 `json:"coefficient"` // gamma_t + gamma theta_t
+	// Relative is Coefficient (K^t(u, v) - mean_c K^t(u, c)) over u's
+	// candidates c (FriendRec.TypicalLogOdds).
+	Relative float64 `json:"relative"`
 }
 
 // GroupRec is one recommended group and why.
@@ -117,36 +130,88 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", m.ds.Users[u].ID)}, nil
 	}
 	out := &Friends{Items: make([]FriendRec, len(top))}
+	typ := m.typicalCandidate(u)
 	for r, v := range top {
-		common := intersect(m.friends[u], m.friends[v])
-		rec := FriendRec{
-			User: m.ds.Users[v].ID, Score: score[r], Strength: m.Strength(u, v),
-			CommonFriends: m.userIDs(common), CommonFriendCount: len(common),
-		}
-		m.explainScore(u, v, &rec)
-		out.Items[r] = rec
+		out.Items[r] = m.explain(u, v, typ)
+		out.Items[r].Score = score[r]
 	}
 	return out, nil
 }
 
-// explainScore sets rec's combined kernel, its contributions and f(u, v)
-// in parts.
-func (m *Model) explainScore(u, v int, rec *FriendRec) {
+// ExplainFriend explains the strength model's f(u, v) for any pair of
+// users, friends or not, as RecommendFriends explains its items (Score is
+// left 0: it is the friend scorer's, for candidates only).
+func (m *Model) ExplainFriend(u, v int) (FriendRec, error) {
+	if err := checkArgs(m, u, 1); err != nil {
+		return FriendRec{}, err
+	}
+	if v < 0 || v >= m.ds.N() || v == u {
+		return FriendRec{}, fmt.Errorf("%w: user index %d out of range [0, %d) or the user itself", learners.ErrInput, v, m.ds.N())
+	}
+	return m.explain(u, v, m.typicalCandidate(u)), nil
+}
+
+// typical holds the means over u's candidates (the users neither u nor
+// u's friends, those RecommendFriends ranks) of each kernel's row and of
+// f: the typical candidate the explanations compare with.
+type typical struct {
+	kernel []float64
+	f      float64
+}
+
+// typicalCandidate returns u's typical candidate; it costs a row of each
+// kernel and of f, once per request.
+func (m *Model) typicalCandidate(u int) typical {
+	b := getBuffers(m.ds.N(), 0)
+	defer buffers.Put(b)
+	row := b.users
+	mean := func() float64 {
+		s, n := 0.0, 0
+		for c, x := range row {
+			if c != u && !contains(m.friends[u], c) {
+				s += x
+				n++
+			}
+		}
+		return s / float64(max(n, 1))
+	}
+	out := typical{kernel: make([]float64, len(m.kernels))}
+	for t, k := range m.kernels {
+		k.K.Row(u, row)
+		out.kernel[t] = mean()
+	}
+	m.strength.ScoreAll(u, row)
+	out.f = mean()
+	return out
+}
+
+// explain returns v's explanation for u but its Score: the common
+// friends, the combined kernel, its contributions and f(u, v) in parts,
+// absolute and relative to u's typical candidate.
+func (m *Model) explain(u, v int, typ typical) FriendRec {
+	common := intersect(m.friends[u], m.friends[v])
+	rec := FriendRec{User: m.ds.Users[v].ID, Strength: m.Strength(u, v), CommonFriends: m.userIDs(common), CommonFriendCount: len(common)}
 	gamma := m.strength.BaseWeights()
-	terms := 0.0
+	terms, relative := 0.0, 0.0
 	for t, k := range m.kernels {
 		w, g := m.weights[t], 0.0
 		if gamma != nil {
 			g = gamma[t]
 		}
-		if w != 0 || g != 0 {
-			val := k.K.At(u, v)
-			rec.Contributions = append(rec.Contributions, Contribution{k.Name, w, val, w * val, g * val})
-			rec.Kernel += w * val
-			terms += g * val
+		// The kernel's coefficient in f: its own term and its share of
+		// the combined kernel's.
+		coef := g + m.strength.Gamma()*w
+		if w == 0 && coef == 0 {
+			continue
 		}
+		val := k.K.At(u, v)
+		c := Contribution{Kernel: k.Name, Weight: w, Value: val, Part: w * val, Term: g * val, Coefficient: coef, Relative: coef * (val - typ.kernel[t])}
+		rec.Contributions = append(rec.Contributions, c)
+		rec.Kernel += c.Part
+		terms += c.Term
+		relative += c.Relative
 	}
-	slices.SortStableFunc(rec.Contributions, func(a, b Contribution) int { return cmp.Compare(b.Term, a.Term) })
+	slices.SortStableFunc(rec.Contributions, func(a, b Contribution) int { return cmp.Compare(b.Relative, a.Relative) })
 	rec.LogOdds = m.strength.Score(u, v)
 	rec.Intercept = m.strength.Bias()
 	rec.KernelTerm = m.strength.Gamma() * m.combined.At(u, v)
@@ -154,6 +219,9 @@ func (m *Model) explainScore(u, v int, rec *FriendRec) {
 	// other parts leave of f (TestFriendScoreParts checks it against the
 	// pair kernel).
 	rec.Pairs = rec.LogOdds - rec.Intercept - rec.KernelTerm - terms
+	rec.TypicalLogOdds = typ.f
+	rec.PairsRelative = rec.LogOdds - typ.f - relative
+	return rec
 }
 
 // RecommendGroups ranks the groups u is not in by the model's group

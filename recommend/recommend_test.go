@@ -155,8 +155,11 @@ func TestFriendRecommendations(t *testing.T) {
 				if w == 0 && g == 0 || part.Weight != w || math.Abs(part.Part-w*part.Value) > 1e-15 || math.Abs(part.Term-g*part.Value) > 1e-15 {
 					t.Errorf("contribution %+v, learned weight %v, term weight %v", part, w, g)
 				}
-				if c > 0 && part.Term > rec.Contributions[c-1].Term {
-					t.Errorf("contributions not largest term first: %+v", rec.Contributions)
+				if want := g + m.StrengthModel().Gamma()*w; part.Coefficient != want {
+					t.Errorf("%s: coefficient %v, want %v", part.Kernel, part.Coefficient, want)
+				}
+				if c > 0 && part.Relative > rec.Contributions[c-1].Relative {
+					t.Errorf("contributions not largest relative first: %+v", rec.Contributions)
 				}
 				sum += part.Part
 				named++
@@ -222,7 +225,37 @@ func TestFriendScoreParts(t *testing.T) {
 			if math.Abs(sum-rec.Score) > 1e-9 || math.Abs(rec.LogOdds-rec.Score) > 1e-9 {
 				t.Errorf("%d, %s: parts sum to %v, log-odds %v, score %v", u, rec.User, sum, rec.LogOdds, rec.Score)
 			}
+			checkRelative(t, m, u, rec, got.Items[0])
 		}
+	}
+}
+
+// checkRelative pins rec's parts relative to u's typical candidate: the
+// typical f is the mean of f over u's candidates, the relative parts add
+// up to f(u, v) less it, and two candidates' relative parts differ by the
+// coefficient times their kernel values' difference (first is u's first
+// recommendation).
+func checkRelative(t *testing.T, m *recommend.Model, u int, rec, first recommend.FriendRec) {
+	t.Helper()
+	mean, n := 0.0, 0
+	for c := range m.Dataset().N() {
+		if c != u && !slices.Contains(m.FriendsOf(u), c) {
+			mean += m.Score(u, c)
+			n++
+		}
+	}
+	mean /= float64(n)
+	sum := rec.PairsRelative
+	for _, c := range rec.Contributions {
+		sum += c.Relative
+		for _, d := range first.Contributions {
+			if d.Kernel == c.Kernel && math.Abs((c.Relative-d.Relative)-c.Coefficient*(c.Value-d.Value)) > 1e-9 {
+				t.Errorf("%s: relative %v and %v for values %v and %v, coefficient %v", c.Kernel, c.Relative, d.Relative, c.Value, d.Value, c.Coefficient)
+			}
+		}
+	}
+	if math.Abs(rec.TypicalLogOdds-mean) > 1e-9 || math.Abs(sum-(rec.LogOdds-mean)) > 1e-9 {
+		t.Errorf("%d, %s: typical f %v, want %v; relative parts sum to %v, want %v", u, rec.User, rec.TypicalLogOdds, mean, sum, rec.LogOdds-mean)
 	}
 }
 

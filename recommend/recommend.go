@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/social"
 )
 
 // FriendRec is one recommended friend and why.
@@ -35,8 +36,7 @@ type FriendRec struct {
 	Pairs float64 `json:"pairs"`
 	// Kernel is the combined kernel K_u(u, v), the sum of the
 	// contributions' parts theta_t K^t(u, v). Contributions are ordered by
-	// Relative, largest first; every base kernel with a non-zero weight
-	// theta_t or coefficient is listed.
+	// Relative, largest first; every base kernel is listed.
 	Kernel        float64        `json:"kernel"`
 	Contributions []Contribution `json:"contributions"`
 	// TypicalLogOdds is the mean of f(u, c) over u's candidates c (the
@@ -45,6 +45,9 @@ type FriendRec struct {
 	// and the contributions' Relative add up to that difference.
 	TypicalLogOdds float64 `json:"typical_log_odds"`
 	PairsRelative  float64 `json:"pairs_relative"`
+	// Modalities sums the contributions' Relative by the evidence their
+	// kernels read, largest first: what the explanation's bars show.
+	Modalities []ModalityPart `json:"modalities"`
 	// CommonFriends lists up to MaxListed of the friends u and v share;
 	// CommonFriendCount counts them all.
 	CommonFriends     []string `json:"common_friends"`
@@ -68,6 +71,33 @@ type Contribution struct {
 	// Relative is Coefficient (K^t(u, v) - mean_c K^t(u, c)) over u's
 	// candidates c (FriendRec.TypicalLogOdds).
 	Relative float64 `json:"relative"`
+}
+
+// ModalityPart is one kind of evidence's part of f(u, v) relative to u's
+// typical candidate: the sum of its kernels' Relative.
+type ModalityPart struct {
+	Modality string   `json:"modality"`
+	Kernels  []string `json:"kernels"`
+	Relative float64  `json:"relative"`
+}
+
+// modalities names the evidence each kernel reads. The friends,
+// Adamic-Adar and Laplacian kernels all read the friend graph, and their
+// terms are nearly collinear (mklr gives the first two opposite signs on
+// the demo): only their sum says what common friends do.
+var modalities = map[string]string{
+	social.KernelVisual: "photos", social.KernelTextual: "tags", social.KernelComments: "comments",
+	social.KernelGroups: "groups", social.KernelLocation: "places", social.KernelFaves: "faves",
+	social.KernelFriends: "common friends", social.KernelAdamicAdar: "common friends", social.KernelRegLaplacian: "common friends",
+}
+
+// modality is the evidence kernel reads: its modalities entry, else its
+// own name (a kernel added later).
+func modality(kernel string) string {
+	if m, ok := modalities[kernel]; ok {
+		return m
+	}
+	return kernel
 }
 
 // GroupRec is one recommended group and why.
@@ -201,9 +231,6 @@ func (m *Model) explain(u, v int, typ typical) FriendRec {
 		// The kernel's coefficient in f: its own term and its share of
 		// the combined kernel's.
 		coef := g + m.strength.Gamma()*w
-		if w == 0 && coef == 0 {
-			continue
-		}
 		val := k.K.At(u, v)
 		c := Contribution{Kernel: k.Name, Weight: w, Value: val, Part: w * val, Term: g * val, Coefficient: coef, Relative: coef * (val - typ.kernel[t])}
 		rec.Contributions = append(rec.Contributions, c)
@@ -212,6 +239,17 @@ func (m *Model) explain(u, v int, typ typical) FriendRec {
 		relative += c.Relative
 	}
 	slices.SortStableFunc(rec.Contributions, func(a, b Contribution) int { return cmp.Compare(b.Relative, a.Relative) })
+	for _, c := range rec.Contributions {
+		name := modality(c.Kernel)
+		i := slices.IndexFunc(rec.Modalities, func(p ModalityPart) bool { return p.Modality == name })
+		if i < 0 {
+			i = len(rec.Modalities)
+			rec.Modalities = append(rec.Modalities, ModalityPart{Modality: name})
+		}
+		rec.Modalities[i].Kernels = append(rec.Modalities[i].Kernels, c.Kernel)
+		rec.Modalities[i].Relative += c.Relative
+	}
+	slices.SortStableFunc(rec.Modalities, func(a, b ModalityPart) int { return cmp.Compare(b.Relative, a.Relative) })
 	rec.LogOdds = m.strength.Score(u, v)
 	rec.Intercept = m.strength.Bias()
 	rec.KernelTerm = m.strength.Gamma() * m.combined.At(u, v)

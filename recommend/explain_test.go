@@ -2,6 +2,7 @@ package recommend_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -79,6 +80,36 @@ func TestZeroWeightKernelShowsZero(t *testing.T) {
 			}
 			if c, p := rec.Contributions[i], rec.Modalities[j]; c.Weight != 0 || c.Coefficient != 0 || c.Relative != 0 || p.Relative != 0 {
 				t.Errorf("%s: location %+v, places %+v, want 0", rec.User, c, p)
+			}
+		}
+	}
+}
+
+// TestLearnedGroupSignalsAddUp checks the learned group scorer's
+// explanation: every signal listed once, largest part first, the parts
+// adding up to the score.
+func TestLearnedGroupSignalsAddUp(t *testing.T) {
+	ds := recommend.PairedGroups(t)
+	m := train(t, ds, recommend.Options{Learner: "uniform"})
+	if m.GroupScorer() != recommend.GroupLearned {
+		t.Fatalf("group scorer %s: this test needs the data where learned is chosen", m.GroupScorer())
+	}
+	for _, u := range []int{3, 50} {
+		got, err := m.RecommendGroups(u, 5)
+		if err != nil || len(got.Items) == 0 {
+			t.Fatalf("user %d: %v, %v", u, got, err)
+		}
+		for _, rec := range got.Items {
+			sum, seen := 0.0, map[string]bool{}
+			for i, s := range rec.Signals {
+				sum += s.Part
+				seen[s.Signal] = true
+				if s.Part != s.Weight*s.Value || i > 0 && s.Part > rec.Signals[i-1].Part {
+					t.Errorf("%s: signals %+v", rec.Group, rec.Signals)
+				}
+			}
+			if rec.Scorer != recommend.GroupLearned || len(seen) != 7 || math.Abs(sum-rec.Score) > 1e-9 {
+				t.Errorf("%s: scorer %s, %d signals adding up to %v, score %v", rec.Group, rec.Scorer, len(seen), sum, rec.Score)
 			}
 		}
 	}

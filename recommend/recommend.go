@@ -113,6 +113,20 @@ type GroupRec struct {
 	// FriendCount counts them all.
 	Friends     []string `json:"friends"`
 	FriendCount int      `json:"friend_count"`
+	// Scorer is the group scorer that ranked the group and Signals what
+	// it read: the scorer's own signal (Weight 1), or for learned each
+	// signal's weight, normalised value and Part, which add up to Score.
+	Scorer  string        `json:"scorer"`
+	Signals []GroupSignal `json:"signals"`
+}
+
+// GroupSignal is one signal's part of a group's score (groupFeatures
+// describes each).
+type GroupSignal struct {
+	Signal string  `json:"signal"`
+	Weight float64 `json:"weight"`
+	Value  float64 `json:"value"`
+	Part   float64 `json:"part"` // Weight * Value
 }
 
 // MaxListed caps the users an explanation names.
@@ -279,14 +293,42 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 		return &Groups{Items: []GroupRec{}, Reason: fmt.Sprintf("user %s is in every group", m.ds.Users[u].ID)}, nil
 	}
 	out := &Groups{Items: make([]GroupRec, len(top))}
+	signals := m.groupSignals(u, top, score)
 	for r, g := range top {
 		friends := intersect(m.friends[u], m.members[g])
 		out.Items[r] = GroupRec{
 			Group: m.ds.Groups[g], Score: score[r], Members: len(m.members[g]),
 			Friends: m.userIDs(friends), FriendCount: len(friends),
+			Scorer: m.groupScorer, Signals: signals[r],
 		}
 	}
 	return out, nil
+}
+
+// groupSignals returns what the group scorer read for each of u's top
+// groups (score: their scores): one signal, the score itself, for a
+// single scorer; learned's weighted features, computed again for u.
+func (m *Model) groupSignals(u int, top []int, score []float64) [][]GroupSignal {
+	out := make([][]GroupSignal, len(top))
+	if m.groupScorer != GroupLearned {
+		for r := range top {
+			out[r] = []GroupSignal{{Signal: m.groupScorer, Weight: 1, Value: score[r], Part: score[r]}}
+		}
+		return out
+	}
+	ng := len(m.members)
+	b := getBuffers(m.ds.N(), ng)
+	defer buffers.Put(b)
+	m.strength.ScoreAll(u, b.users)
+	m.features(u, b.users, b.features)
+	for r, g := range top {
+		for s, w := range m.groupWeights {
+			v := b.features[s*ng+g]
+			out[r] = append(out[r], GroupSignal{Signal: groupFeatures[s], Weight: w, Value: v, Part: w * v})
+		}
+		slices.SortStableFunc(out[r], func(a, b GroupSignal) int { return cmp.Compare(b.Part, a.Part) })
+	}
+	return out
 }
 
 // topFriends returns u's k best friend candidates and their scores: the

@@ -293,6 +293,9 @@ func TestGroupRecommendations(t *testing.T) {
 			if math.Abs(rec.Score-want[rec.Group]) > 1e-9 || math.Abs(rec.Score-want[order[r]]) > 1e-9 {
 				t.Errorf("user %d rank %d: %s scores %v (want %v; brute force rank %d has %v)", u, r, rec.Group, rec.Score, want[rec.Group], r, want[order[r]])
 			}
+			if want := []recommend.GroupSignal{{Signal: recommend.GroupMKLR, Weight: 1, Value: rec.Score, Part: rec.Score}}; rec.Scorer != recommend.GroupMKLR || !slices.Equal(rec.Signals, want) {
+				t.Errorf("%s: scorer %s signals %+v, want %+v", rec.Group, rec.Scorer, rec.Signals, want)
+			}
 			g, _ := ds.GroupIndex(rec.Group)
 			var friends []string
 			for _, j := range members[g] {

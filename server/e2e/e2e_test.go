@@ -291,6 +291,19 @@ func TestPages(t *testing.T) {
 	if scoreText != fmt.Sprintf("%.3f", top.TextScore) || loaded != len(top.Voters) || loaded == 0 {
 		t.Errorf("explanation of %s: text score %q (API %v), %d voter thumbnails loaded, API lists %d", top.ID, scoreText, top.TextScore, loaded, len(top.Voters))
 	}
+	// It says in words what moved the top result, from its text rank.
+	why := eval[string](t, ctx, `document.querySelector('#ranked > li:first-child .why').textContent`)
+	was := slices.IndexFunc(raw.Results, func(h hit) bool { return h.ID == top.ID }) + 1
+	want := "Tag match and visual votes agree: it keeps text rank 1"
+	switch {
+	case was == 0:
+		want = fmt.Sprintf("Visual votes moved it up from below text rank %d", len(raw.Results))
+	case was > 1:
+		want = fmt.Sprintf("Visual votes moved it up %d from text rank %d", was-1, was)
+	}
+	if !strings.HasPrefix(why, want) || !strings.Contains(why, "share of the visual votes") {
+		t.Errorf("the top result's explanation says %q, want it to start %q", why, want)
+	}
 
 	// An API error reaches the page: window 0 is refused with 400.
 	if errText := pageError(t, ctx, ts.URL+"/?q=flower&window=0"); !strings.Contains(errText, "400") || !strings.Contains(errText, "window") {
@@ -313,38 +326,67 @@ func TestPages(t *testing.T) {
 	}
 }
 
-// userPage opens u001's page and checks each suggested friend's bar chart
-// against the API: one bar per part of the log-odds, the sum in its
-// caption; then an unknown user's page.
+// userPage opens u001's page and checks each suggested friend's bars
+// against the API: one bar a modality, labelled as the API names it, in
+// its order, then the similar pairs, the difference from a typical
+// candidate in the caption; the exact parts' caption the log-odds; each
+// group's explanation its scorer. Then an unknown user's page.
 func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	t.Helper()
 	var friends struct {
 		Items []struct {
-			User          string            `json:"user"`
-			LogOdds       float64           `json:"log_odds"`
-			Contributions []json.RawMessage `json:"contributions"`
+			User       string  `json:"user"`
+			LogOdds    float64 `json:"log_odds"`
+			Typical    float64 `json:"typical_log_odds"`
+			Modalities []struct {
+				Modality string `json:"modality"`
+			} `json:"modalities"`
+		} `json:"items"`
+	}
+	var groups struct {
+		Items []struct {
+			Scorer string `json:"scorer"`
 		} `json:"items"`
 	}
 	apiGet(t, base+"/v1/users/u001/friends?k=10", &friends)
+	apiGet(t, base+"/v1/users/u001/groups", &groups)
 	run(t, ctx,
 		chromedp.Navigate(base+"/users/u001"))
 	shows(t, ctx, `#friends table.bars`)
 	shows(t, ctx, `#groups tr`)
 	shot.take(ctx, "user")
+	run(t, ctx, chromedp.Click(`#friends > tr:first-child details summary`), chromedp.WaitVisible(`#friends > tr:first-child details table`))
+	shot.take(ctx, "user-exact")
 	users := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends > tr')].map(r => r.querySelector('a').textContent)`)
-	bars := eval[[]int](t, ctx, `[...document.querySelectorAll('#friends table.bars')].map(b => b.querySelectorAll('tbody tr').length)`)
-	captions := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends table.bars caption')].map(c => c.textContent)`)
+	labels := eval[[][]string](t, ctx, `[...document.querySelectorAll('#friends > tr')].map(r => [...r.querySelectorAll(':scope > td > table.bars tbody th')].map(th => th.textContent))`)
+	captions := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends > tr')].map(r => r.querySelector(':scope > td > table.bars caption').textContent)`)
+	exact := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends details table.bars caption')].map(c => c.textContent)`)
+	whys := eval[[]string](t, ctx, `[...document.querySelectorAll('#groups .why')].map(d => d.textContent)`)
 	nonzero := eval[int](t, ctx, `[...document.querySelectorAll('#friends .bar span')].filter(s => s.getBoundingClientRect().width > 0).length`)
 	// An unknown user's page says so.
 	if errText := pageError(t, ctx, base+"/users/nobody"); !strings.Contains(errText, "404") || !strings.Contains(errText, "nobody") {
 		t.Errorf("unknown user's page shows %q", errText)
 	}
-	if len(friends.Items) == 0 || len(users) != len(friends.Items) || nonzero == 0 {
-		t.Fatalf("user page lists %v with %d visible bars; API: %d friends", users, nonzero, len(friends.Items))
+	if len(friends.Items) == 0 || len(users) != len(friends.Items) || len(exact) != len(users) || nonzero == 0 {
+		t.Fatalf("user page lists %v with %d visible bars, %d exact tables; API: %d friends", users, nonzero, len(exact), len(friends.Items))
 	}
 	for i, f := range friends.Items {
-		if users[i] != f.User || bars[i] != 2+len(f.Contributions) || !strings.HasSuffix(captions[i], fmt.Sprintf("%.3f", f.LogOdds)) {
-			t.Errorf("friend %d: page %s, %d bars, %q; API %s, 2 + %d parts, log-odds %.3f", i, users[i], bars[i], captions[i], f.User, len(f.Contributions), f.LogOdds)
+		var want []string
+		for _, m := range f.Modalities {
+			want = append(want, m.Modality)
+		}
+		want = append(want, "similar pairs")
+		if users[i] != f.User || !slices.Equal(labels[i], want) || !strings.HasSuffix(captions[i], fmt.Sprintf("%+.3f", f.LogOdds-f.Typical)) ||
+			!strings.HasSuffix(exact[i], fmt.Sprintf("%.3f", f.LogOdds)) {
+			t.Errorf("friend %d: page %s, bars %v, %q, %q; API %s, %v, %+.3f, log-odds %.3f", i, users[i], labels[i], captions[i], exact[i], f.User, want, f.LogOdds-f.Typical, f.LogOdds)
+		}
+	}
+	if len(whys) != len(groups.Items) || len(whys) == 0 {
+		t.Fatalf("%d group explanations, API %d groups", len(whys), len(groups.Items))
+	}
+	for i, g := range groups.Items {
+		if !strings.HasPrefix(whys[i], "Scored by "+g.Scorer) {
+			t.Errorf("group %d explained %q, API scorer %s", i, whys[i], g.Scorer)
 		}
 	}
 }

@@ -17,23 +17,40 @@ function rerankers(j) {
 
 const pct = x => (100 * x).toFixed(2) + '%';
 
-// scores explains one result: its text score, its VisualRank score and the
-// neighbours whose votes raised it most.
-function scores(hit, reranked) {
+// moved says in words what placed a re-ranked result: the tag match (its
+// text rank, was; undefined when below the text order's top `shown`) or
+// the visual votes, whose share it holds against an average image of the
+// window's n (1/n of the rank mass).
+function moved(hit, was, shown, n) {
+  if (hit.no_features) return 'Its tag match alone placed it: it has no visual features and took no part in the votes.';
+  const share = `${fmt(hit.visualrank * n, 1)}× an average image's share of the visual votes`;
+  if (was === undefined) return `Visual votes moved it up from below text rank ${shown}: its tags match less well than those above, but it holds ${share}.`;
+  const d = was - hit.rank;
+  if (d > 0) return `Visual votes moved it up ${d} from text rank ${was}: it holds ${share}.`;
+  if (d < 0) return `Visual votes moved it down ${-d} from text rank ${was}, where its tag match had it: it holds only ${share}.`;
+  return `Tag match and visual votes agree: it keeps text rank ${was} and holds ${share}.`;
+}
+
+// scores explains one result: what moved it in words, its text score, its
+// VisualRank score and the neighbours whose votes raised it most (textRank
+// and n as for item).
+function scores(hit, textRank, n) {
   const dl = h('dl', {class: 'scores'}, h('dt', {}, 'text score'), h('dd', {}, fmt(hit.text_score)));
-  if (!reranked) return [dl, h('p', {class: 'muted'}, 'Ranked by its text score alone.')];
+  if (textRank === null) return [dl, h('p', {class: 'muted'}, 'Ranked by its text score (tag match) alone.')];
+  const why = h('p', {class: 'why'}, moved(hit, textRank.get(hit.id), textRank.size, n));
   dl.append(h('dt', {}, 'VisualRank'), h('dd', {}, pct(hit.visualrank) + ' of the rank mass'));
-  if (hit.no_features) return [dl, h('p', {class: 'muted'}, 'This image has no visual features: it took no part in the votes.')];
+  if (hit.no_features) return [why, dl];
   const voters = hit.voters || [];
-  if (!voters.length) return [dl, h('p', {class: 'muted'}, 'No neighbour voted for it.')];
-  return [dl, h('p', {class: 'muted'}, 'Neighbours whose votes raised it most:'),
+  if (!voters.length) return [why, dl, h('p', {class: 'muted'}, 'No neighbour voted for it.')];
+  return [why, dl, h('p', {class: 'muted'}, 'Neighbours whose votes raised it most:'),
     h('ul', {class: 'voters'}, voters.map(v => h('li', {title: `${v.id}: vote ${pct(v.weight)}`},
       h('img', {src: thumbURL(v.id), alt: v.id, loading: 'lazy', width: 48, height: 48}), '+' + pct(v.weight))))];
 }
 
 // item renders one result; textRank maps ids to their rank in the text
-// order's top k (null for the text column itself).
-function item(hit, textRank) {
+// order's top k (null for the text column itself), n is the re-ranked
+// window's size.
+function item(hit, textRank, n) {
   const reranked = textRank !== null;
   const body = [h('div', {class: 'title'}, hit.title || hit.id), h('div', {class: 'tags'}, hit.tags.slice(0, 8).join(', '))];
   if (reranked) {
@@ -44,7 +61,7 @@ function item(hit, textRank) {
         `text rank ${was}` + (d > 0 ? ` (up ${d})` : d < 0 ? ` (down ${-d})` : ' (same)')));
   }
   body.push(h('details', {}, h('summary', {}, 'Why this rank?', h('span', {class: 'visually-hidden'}, ` (${hit.title || hit.id})`)),
-    scores(hit, reranked)));
+    scores(hit, textRank, n)));
   return h('li', {'data-id': hit.id},
     h('span', {class: 'rank'}, hit.rank + '.'),
     hit.thumbnail ? h('img', {class: 'thumb', src: hit.thumbnail, alt: hit.title || hit.id, width: 72, height: 72}) : h('span'),
@@ -75,7 +92,7 @@ async function search() {
     if (seq !== latest) return;
     const textRank = new Map(t.results.map(x => [x.id, x.rank]));
     raw.replaceChildren(...t.results.map(x => item(x, null)));
-    ranked.replaceChildren(...r.results.map(x => item(x, textRank)));
+    ranked.replaceChildren(...r.results.map(x => item(x, textRank, r.window)));
     meta.textContent = r.results.length ? describe(r) : `No image is tagged with any of "${p.q}".`;
   } catch (err) {
     if (seq !== latest) return;

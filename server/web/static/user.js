@@ -23,32 +23,57 @@ function bar(v, max, kind) {
   return h('div', {class: 'bar', 'aria-hidden': 'true'}, span);
 }
 
-// chart is a friend's log-odds f in parts: the intercept and the import
-// pairs' part (grey), then each base kernel's term, all on one scale.
-function chart(rec, max) {
-  const rows = [['intercept', rec.intercept, 'fixed'], ['import pairs', rec.pairs, 'fixed']];
-  if (rec.kernel_term) rows.push(['combined kernel', rec.kernel_term, 'fixed']);
-  for (const c of rec.contributions) rows.push([c.kernel, c.term]);
-  return h('table', {class: 'bars'},
-    h('caption', {}, `sum: log-odds f = ${fmt(rec.log_odds)}`),
-    h('tbody', {}, rows.map(([name, v, kind]) =>
-      h('tr', {}, h('td', {}, name), h('td', {}, bar(v, max, kind)), h('td', {class: 'num'}, (v >= 0 ? '+' : '') + fmt(v))))));
+const signed = v => (v >= 0 ? '+' : '') + fmt(v);
+
+// table draws named values as bars on one scale, the sum in its caption.
+function table(caption, rows, max) {
+  return h('table', {class: 'bars'}, h('caption', {}, caption),
+    h('tbody', {}, rows.map(([name, v, kind, title]) =>
+      h('tr', {title: title || ''}, h('th', {scope: 'row'}, name), h('td', {}, bar(v, max, kind)), h('td', {class: 'num'}, signed(v))))));
+}
+
+// relativeRows are the bars a person reads: each kind of evidence's part
+// of the log-odds against a typical candidate, then the import pairs'.
+const relativeRows = r => [...r.modalities.map(m => [m.modality, m.relative, '', 'kernels: ' + m.kernels.join(', ')]),
+  ['similar pairs', r.pairs_relative, 'fixed', 'import pairs: training pairs like this one']];
+
+// exactRows are the log-odds f in its exact parts: intercept, import pairs,
+// then each base kernel's term (its coefficient in f times its value).
+function exactRows(r) {
+  const rows = [['intercept', r.intercept, 'fixed'], ['import pairs', r.pairs, 'fixed']];
+  if (r.kernel_term) rows.push(['combined kernel', r.kernel_term, 'fixed']);
+  for (const c of r.contributions) rows.push([c.kernel, c.term, '', `coefficient ${fmt(c.coefficient)}, combination weight ${fmt(c.weight)}`]);
+  return rows;
 }
 
 function friends(j) {
-  const parts = r => [r.intercept, r.pairs, r.kernel_term || 0, ...r.contributions.map(c => c.term)];
-  const max = Math.max(0, ...j.items.flatMap(r => parts(r).map(Math.abs)));
+  const most = (rows, items) => Math.max(0, ...items.flatMap(r => rows(r).map(x => Math.abs(x[1]))));
+  const max = most(relativeRows, j.items), maxExact = most(exactRows, j.items);
   document.getElementById('friends-meta').textContent = j.reason ||
-    `Ranked by ${j.learner}'s model ${j.model_version}. Strength: the probability of friendship; the bars add up to its log-odds on the balanced training sample.`;
+    `Ranked by ${j.learner}'s model ${j.model_version}. Strength: the probability of friendship. ` +
+    `Each bar is how much one kind of evidence raises (right) or lowers (left) the log-odds of friendship compared with a typical candidate for ${id}, ` +
+    'the average over everyone not yet a friend; a kernel the model gives weight 0 shows 0. The bars add up to the difference. ' +
+    '"Exact parts" lists the log-odds term by term.';
   document.getElementById('friends').replaceChildren(...j.items.map(r => h('tr', {},
     h('td', {}, h('a', {href: userURL(r.user)}, r.user),
       h('div', {class: 'tags'}, `${r.common_friend_count} common friend${r.common_friend_count === 1 ? '' : 's'}`)),
     h('td', {class: 'num'}, (100 * r.strength).toFixed(1) + '%'),
-    h('td', {}, chart(r, max)))));
+    h('td', {},
+      table(`against a typical candidate: ${signed(r.log_odds - r.typical_log_odds)}`, relativeRows(r), max),
+      h('details', {}, h('summary', {}, 'Exact parts'), table(`log-odds f = ${fmt(r.log_odds)}`, exactRows(r), maxExact))))));
+}
+
+// groupWhy says in words what the group scorer read: its one signal, or
+// learned's signals that raised the score most.
+function groupWhy(g) {
+  const friends = g.friend_count ? `${g.friend_count} of your friends ${g.friend_count === 1 ? 'is' : 'are'} in it` : 'none of your friends is in it';
+  if (g.signals.length === 1) return `Scored by ${g.scorer}; ${friends}.`;
+  const up = g.signals.filter(s => s.part > 0).slice(0, 3).map(s => `${s.signal} ${signed(s.part)}`);
+  return `Scored by ${g.scorer}, mostly ${up.length ? up.join(', ') : 'nothing positive'}; ${friends}.`;
 }
 
 function groups(j) {
-  const rows = j.items.map(g => h('tr', {}, h('td', {}, g.group), h('td', {class: 'num'}, fmt(g.score, 2)),
+  const rows = j.items.map(g => h('tr', {}, h('td', {}, g.group, h('div', {class: 'tags why'}, groupWhy(g))), h('td', {class: 'num'}, fmt(g.score, 2)),
     h('td', {class: 'num'}, String(g.members)), h('td', {}, g.friends.length ? userLinks(g.friends) : h('span', {class: 'muted'}, 'none'))));
   if (j.reason) rows.push(h('tr', {}, h('td', {colSpan: 4, class: 'muted'}, j.reason)));
   document.getElementById('groups').replaceChildren(...rows);

@@ -52,7 +52,7 @@ function friends(j) {
   document.getElementById('friends-meta').textContent = j.reason ||
     `Ranked by ${j.learner}'s model ${j.model_version}. Strength: the probability of friendship. ` +
     `Each bar is how much one kind of evidence raises (right) or lowers (left) the log-odds of friendship compared with a typical candidate for ${id}, ` +
-    'the average over everyone not yet a friend; a kernel the model gives weight 0 shows 0. The bars add up to the difference. ' +
+    'the average over everyone not yet a friend; evidence the model gives no weight in the log-odds shows 0. The bars add up to the difference. ' +
     '"Exact parts" lists the log-odds term by term.';
   document.getElementById('friends').replaceChildren(...j.items.map(r => h('tr', {},
     h('td', {}, h('a', {href: userURL(r.user)}, r.user),
@@ -66,7 +66,7 @@ function friends(j) {
 // groupWhy says in words what the group scorer read: its one signal, or
 // learned's signals that raised the score most.
 function groupWhy(g) {
-  const friends = g.friend_count ? `${g.friend_count} of your friends ${g.friend_count === 1 ? 'is' : 'are'} in it` : 'none of your friends is in it';
+  const friends = g.friend_count ? `${g.friend_count} of ${id}'s friends ${g.friend_count === 1 ? 'is' : 'are'} in it` : `none of ${id}'s friends is in it`;
   if (g.signals.length === 1) return `Scored by ${g.scorer}; ${friends}.`;
   const up = g.signals.filter(s => s.part > 0).slice(0, 3).map(s => `${s.signal} ${signed(s.part)}`);
   return `Scored by ${g.scorer}, mostly ${up.length ? up.join(', ') : 'nothing positive'}; ${friends}.`;

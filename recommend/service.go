@@ -67,7 +67,8 @@ type ServiceOptions struct {
 	// PrecomputeMaxUsers is the most users whose top-k lists are all
 	// precomputed after training (default 20,000: n rankings of n users
 	// each, O(n^2)); above it, a model is ready once trained and ranks
-	// each user on demand, keeping the first TopK friends and groups of
+	// each user on demand, friends over the user's candidates only
+	// (Model.WithCandidates), keeping the first TopK friends and groups of
 	// the users asked for in a cache of RankCacheBytes (default 128 MiB,
 	// about 1.8 KB a user: 50 friends and 50 groups).
 	PrecomputeMaxUsers int
@@ -440,6 +441,7 @@ func NewVersion() string {
 // training took.
 func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
 	if m.TopK() == 0 && m.cached == nil {
+		m = m.WithCandidates()
 		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
 			m = c
 		} else {

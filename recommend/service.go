@@ -56,6 +56,9 @@ func (d DirSource) Load(_ context.Context, path string) (*social.Dataset, error)
 	return ds, nil
 }
 
+// DefaultPrecomputeMaxUsers is ServiceOptions.PrecomputeMaxUsers' default.
+const DefaultPrecomputeMaxUsers = 20000
+
 // ServiceOptions configures a Service. The zero value is the default.
 type ServiceOptions struct {
 	// Options configures training; Options.Learner is the default learner
@@ -150,7 +153,7 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 		opts.TopK = DefaultTopK
 	}
 	if opts.PrecomputeMaxUsers <= 0 {
-		opts.PrecomputeMaxUsers = 20000
+		opts.PrecomputeMaxUsers = DefaultPrecomputeMaxUsers
 	}
 	if opts.RankCacheBytes <= 0 {
 		opts.RankCacheBytes = 128 << 20

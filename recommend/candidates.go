@@ -122,26 +122,15 @@ func (m *Model) adamicAdarOf(u int, cand []int, score, acc []float64) {
 			acc[v] += x
 		}
 	}
-	top, scale := 1.0, 0.0
+	row := make([]float64, len(cand))
 	for i, v := range cand {
 		score[i] = acc[v]
-		top = math.Max(top, acc[v])
+		row[i] = m.combined.At(u, v)
 	}
 	for _, w := range m.friends[u] {
 		for _, v := range m.friends[w] {
 			acc[v] = 0
 		}
 	}
-	row := make([]float64, len(cand))
-	for i, v := range cand {
-		row[i] = m.combined.At(u, v)
-		scale = math.Max(scale, math.Abs(row[i]))
-	}
-	if scale == 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
-		return
-	}
-	eps := 1e-9 * top / scale
-	for i := range score {
-		score[i] += eps * row[i]
-	}
+	addTieBreak(score, row)
 }

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -71,6 +72,64 @@ func TestTwoHopCandidateRecall(t *testing.T) {
 		t.Logf("%s: two-hop and group candidates hold %.4f of the exact top %d (%d users, %.0f candidates a user of %d)", scorer, recall, k, users, float64(size)/users, ds.N())
 		if recall < 0.5 {
 			t.Errorf("%s: recall %.3f", scorer, recall)
+		}
+	}
+}
+
+// Over its candidates, a user's friend ranking is the exact one whenever
+// the candidates hold the exact top k, under every scorer; the candidates
+// never hold u or u's friends, are padded to k, and the scratch is left
+// clear. communities: friends live in groups of 8 and tags are noise, so
+// two hops often miss the exact top k; pairedGroups: group co-members
+// cover most users.
+func TestCandidateRankingMatchesExact(t *testing.T) {
+	const k = 10
+	covered := map[string]int{}
+	for _, ds := range []*social.Dataset{communities(t), pairedGroups(t)} {
+		m := trainT(t, ds, Options{}).WithCandidates()
+		n := m.ds.N()
+		seen, acc := make([]bool, n), make([]float64, n)
+		for _, scorer := range Scorers {
+			c := *m
+			c.scorer = scorer
+			for u := range n {
+				cand := c.friendCandidates(u, k, seen)
+				if len(cand) < min(k, n-1-len(c.friends[u])) {
+					t.Fatalf("%s: user %d has %d candidates, want at least %d", scorer, u, len(cand), k)
+				}
+				for _, v := range cand {
+					if v == u || contains(c.friends[u], v) {
+						t.Fatalf("%s: user %d: candidate %d is the user or a friend", scorer, u, v)
+					}
+				}
+				exact, exactScores := c.rankFriends(u, k, make([]float64, n), nil)
+				got, scores := c.rankCandidates(u, k, seen, acc)
+				if slices.Contains(seen, true) || slices.ContainsFunc(acc, func(x float64) bool { return x != 0 }) {
+					t.Fatalf("%s: user %d: scratch left dirty", scorer, u)
+				}
+				if len(got) != k {
+					t.Fatalf("%s: user %d: %d ranked, want %d", scorer, u, len(got), k)
+				}
+				if slices.ContainsFunc(exact, func(v int) bool { return !slices.Contains(cand, v) }) {
+					continue
+				}
+				covered[scorer]++
+				if !slices.Equal(got, exact) {
+					t.Fatalf("%s: user %d: candidate ranking %v, exact %v", scorer, u, got, exact)
+				}
+				for r := range got {
+					// Adamic-Adar tie-breaks differ, by at most 2e-9 of its top score.
+					if math.Abs(scores[r]-exactScores[r]) > 1e-8*math.Max(1, math.Abs(exactScores[0])) {
+						t.Fatalf("%s: user %d: score %d is %v, exact %v", scorer, u, r, scores[r], exactScores[r])
+					}
+				}
+			}
+		}
+	}
+	for _, scorer := range Scorers {
+		t.Logf("%s: candidates cover the exact top %d of %d of 320 users", scorer, k, covered[scorer])
+		if covered[scorer] < 10 {
+			t.Errorf("%s: candidates cover the exact top %d of only %d users", scorer, k, covered[scorer])
 		}
 	}
 }

@@ -163,6 +163,7 @@ type Model struct {
 	stats        Stats
 	top          *precomputed  // nil: every request ranks from scratch
 	cached       *onDemand     // nil: rankings computed on demand are not kept
+	candidates   *candidates   // nil: rankings on demand score every user
 	regLapGroups *regLapGroups // see regLapSums
 
 	// What storing needs (store.go): the settings trained with, whether

@@ -333,7 +333,7 @@ func (m *Model) groupSignals(u int, top []int, score []float64) [][]GroupSignal 
 
 // topFriends returns u's k best friend candidates and their scores: the
 // precomputed ones when there are k, else the cached ones (WithCache), else
-// ranked now.
+// ranked now, over the candidates only with WithCandidates.
 func (m *Model) topFriends(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.friends.k {
 		return m.top.friends.row(u, k)
@@ -341,14 +341,21 @@ func (m *Model) topFriends(u, k int) ([]int, []float64) {
 	return m.cachedRanking(2*u, k, func(k int) ([]int, []float64) {
 		b := getBuffers(m.ds.N(), 0)
 		defer buffers.Put(b)
+		if m.candidates != nil {
+			return m.rankCandidates(u, k, b.seen, b.acc)
+		}
 		return m.rankFriends(u, k, b.users, b.users2)
 	})
 }
 
 // requestBuffers are the scratch of one ranking: rankings on demand reuse
 // them (a ranking of YouTube's groups needs 2 MB), so that requests do not
-// churn the garbage collector.
-type requestBuffers struct{ users, users2, groups, features []float64 }
+// churn the garbage collector. seen and acc are all false and zero between
+// uses (rankCandidates).
+type requestBuffers struct {
+	users, users2, groups, features, acc []float64
+	seen                                 []bool
+}
 
 var buffers sync.Pool
 
@@ -366,6 +373,11 @@ func getBuffers(n, ng int) *requestBuffers {
 	}
 	grow(&b.users, n)
 	grow(&b.users2, n)
+	grow(&b.acc, n)
+	if cap(b.seen) < n {
+		b.seen = make([]bool, n)
+	}
+	b.seen = b.seen[:n]
 	grow(&b.groups, ng)
 	grow(&b.features, len(groupFeatures)*ng)
 	return b

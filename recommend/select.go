@@ -339,17 +339,24 @@ func (m *Model) adamicAdar(u int, dst, row []float64) {
 		}
 	}
 	m.combined.Row(u, row)
+	addTieBreak(dst, row)
+}
+
+// addTieBreak adds to the Adamic-Adar scores in score the combined
+// kernel's entries in row, scaled to at most 1e-9 of the top score: equal
+// scores go to the more similar user.
+func addTieBreak(score, row []float64) {
 	top, scale := 1.0, 0.0
-	for v, a := range dst {
+	for i, a := range score {
 		top = math.Max(top, a)
-		scale = math.Max(scale, math.Abs(row[v]))
+		scale = math.Max(scale, math.Abs(row[i]))
 	}
 	if scale == 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
 		return
 	}
 	eps := 1e-9 * top / scale
-	for v := range dst {
-		dst[v] += eps * row[v]
+	for i := range score {
+		score[i] += eps * row[i]
 	}
 }
 

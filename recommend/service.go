@@ -56,6 +56,9 @@ func (d DirSource) Load(_ context.Context, path string) (*social.Dataset, error)
 	return ds, nil
 }
 
+// DefaultPrecomputeMaxUsers is ServiceOptions.PrecomputeMaxUsers' default.
+const DefaultPrecomputeMaxUsers = 20000
+
 // ServiceOptions configures a Service. The zero value is the default.
 type ServiceOptions struct {
 	// Options configures training; Options.Learner is the default learner
@@ -67,7 +70,8 @@ type ServiceOptions struct {
 	// PrecomputeMaxUsers is the most users whose top-k lists are all
 	// precomputed after training (default 20,000: n rankings of n users
 	// each, O(n^2)); above it, a model is ready once trained and ranks
-	// each user on demand, keeping the first TopK friends and groups of
+	// each user on demand, friends over the user's candidates only
+	// (Model.WithCandidates), keeping the first TopK friends and groups of
 	// the users asked for in a cache of RankCacheBytes (default 128 MiB,
 	// about 1.8 KB a user: 50 friends and 50 groups).
 	PrecomputeMaxUsers int
@@ -149,7 +153,7 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 		opts.TopK = DefaultTopK
 	}
 	if opts.PrecomputeMaxUsers <= 0 {
-		opts.PrecomputeMaxUsers = 20000
+		opts.PrecomputeMaxUsers = DefaultPrecomputeMaxUsers
 	}
 	if opts.RankCacheBytes <= 0 {
 		opts.RankCacheBytes = 128 << 20
@@ -440,6 +444,7 @@ func NewVersion() string {
 // training took.
 func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
 	if m.TopK() == 0 && m.cached == nil {
+		m = m.WithCandidates()
 		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
 			m = c
 		} else {

@@ -3,6 +3,7 @@ package recommend_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -323,7 +324,9 @@ func TestServiceErrors(t *testing.T) {
 }
 
 // Above PrecomputeMaxUsers a trained model is served without precomputed
-// lists, and its on-demand answers are those of the precomputed ones.
+// lists. Its on-demand groups are those of the precomputed ones; its
+// friends are ranked over their candidates: by the exact scores, and the
+// precomputed answer whenever they hold the same users.
 func TestServiceRanksLargeNetworksOnDemand(t *testing.T) {
 	dir := copyDemo(t)
 	store, err := cache.NewDirStore(t.TempDir())
@@ -345,15 +348,30 @@ func TestServiceRanksLargeNetworksOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for u := 0; u < m.Dataset().N(); u += 7 {
+	n := m.Dataset().N()
+	exact, same := make([]float64, n), 0
+	for u := 0; u < n; u += 7 {
+		m.FriendScores(u, exact)
 		for range 2 { // computed, then cached
 			got, err := m.RecommendFriends(u, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, _ := pre.RecommendFriends(u, 10)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("user %d: on demand %+v, precomputed %+v", u, got, want)
+			if len(got.Items) != len(want.Items) {
+				t.Fatalf("user %d: %d friends on demand, %d precomputed", u, len(got.Items), len(want.Items))
+			}
+			equal := true
+			for r, it := range got.Items {
+				v := index(t, m.Dataset(), it.User)
+				if math.Abs(it.Score-exact[v]) > 1e-12*math.Max(1, math.Abs(exact[v])) || r > 0 && it.Score > got.Items[r-1].Score {
+					t.Fatalf("user %d: friend %d scored %v, exact %v (ranked after %v)", u, r, it.Score, exact[v], got.Items[max(r-1, 0)].Score)
+				}
+				it.Score = want.Items[r].Score // scored a pair at a time: equal to rounding
+				equal = equal && reflect.DeepEqual(it, want.Items[r])
+			}
+			if equal {
+				same++
 			}
 			gotG, _ := m.RecommendGroups(u, 10)
 			wantG, _ := pre.RecommendGroups(u, 10)
@@ -361,5 +379,8 @@ func TestServiceRanksLargeNetworksOnDemand(t *testing.T) {
 				t.Fatalf("user %d: groups on demand %+v, precomputed %+v", u, gotG, wantG)
 			}
 		}
+	}
+	if users := 2 * ((n + 6) / 7); same < users/2 {
+		t.Errorf("on-demand friends are the precomputed ones for only %d of %d answers", same, users)
 	}
 }

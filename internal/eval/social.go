@@ -252,6 +252,10 @@ func servedModel(ctx context.Context, ds *social.Dataset, view social.View, task
 	for _, w := range m.Stats().Warnings {
 		rep.Notes = append(rep.Notes, task+" task, served: "+w)
 	}
+	if ds.N() > recommend.DefaultPrecomputeMaxUsers {
+		// As served: ranked on demand, friends over their candidates.
+		m = m.WithCandidates()
+	}
 	return m, nil
 }
 

@@ -29,10 +29,14 @@ const (
 // response, and the query in normal form with the corpus version.
 func (p *plan) rankingKey() cache.Key {
 	o := p.rr.Options()
+	learner := o.Strategy
+	if p.decide != nil {
+		learner = "decision"
+	}
 	return cache.Key{
 		Kind:    kindRanking,
-		Learner: o.Strategy,
-		Params: cache.HashStrings(p.rr.Params(), o.Prior, o.Affinity, strconv.FormatFloat(o.Damping, 'g', -1, 64),
+		Learner: learner,
+		Params: cache.HashStrings(p.rr.Params()+p.decideKey, o.Prior, o.Affinity, strconv.FormatFloat(o.Damping, 'g', -1, 64),
 			strconv.Itoa(o.Voters), strconv.Itoa(p.k), strconv.Itoa(p.window), strconv.FormatInt(p.seed, 10), p.fullRank),
 		Input: cache.HashStrings(p.query, p.version),
 	}

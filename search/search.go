@@ -38,6 +38,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/rerank"
+	"github.com/kernelrank/kernelrank/search/decision"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -197,6 +198,10 @@ type Info struct {
 	KernelMS float64 `json:"kernel_ms,omitempty"`
 	RankMS   float64 `json:"rank_ms,omitempty"`
 	rerank.Info
+	// Decision is the per-query decision that chose the re-ranker of a
+	// request that named none (absent: no decision is adopted, or the
+	// request named its re-ranker).
+	Decision *decision.Decision `json:"decision,omitempty"`
 }
 
 // Hit is one result.
@@ -238,7 +243,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Result, error) {
 	}
 	t.Cache = st
 	t.All = time.Since(start)
-	info := Info{Cache: t.Cache, KernelCache: t.KernelCache, KernelMS: ms(t.Kernel), RankMS: ms(t.Rank), Info: r.Rerank}
+	info := Info{Cache: t.Cache, KernelCache: t.KernelCache, KernelMS: ms(t.Kernel), RankMS: ms(t.Rank), Info: r.Rerank, Decision: r.Decision}
 	return Result{Query: req.Query, TotalMS: ms(t.All), TextMS: ms(t.Text), Rerank: info,
 		Total: r.Total, Window: r.Window, Results: r.Results, Trace: t}, nil
 }
@@ -256,6 +261,11 @@ type plan struct {
 	// fullRank is the engine's full-rank window and fallback rank, which
 	// change the ranking of a large window.
 	fullRank string
+	// decide, when set, chooses the re-ranker from the window (rr is then
+	// the single served choice, for the other options); decideKey is its
+	// fingerprint.
+	decide    *decision.Rule
+	decideKey string
 }
 
 func (e *Engine) plan(req Request) (*plan, error) {
@@ -266,6 +276,7 @@ func (e *Engine) plan(req Request) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	decide, decideKey := e.decide(req)
 	if req.Rerank.Strategy == "" {
 		// The default re-ranker, with SelectDefault's parameters unless the request gives its own.
 		strategy, params := e.defaultRerank()
@@ -279,7 +290,7 @@ func (e *Engine) plan(req Request) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{query: q, k: req.K, window: req.Window, seed: req.Seed, rr: rr, version: e.ix.Version(),
-		fullRank: fmt.Sprintf("%d/%d", e.opt.MaxFullRank, e.opt.FallbackRank)}
+		fullRank: fmt.Sprintf("%d/%d", e.opt.MaxFullRank, e.opt.FallbackRank), decide: decide, decideKey: decideKey}
 	if p.k == 0 {
 		p.k = DefaultK
 	}
@@ -311,10 +322,11 @@ func (e *Engine) rerankPlan(o rerank.Options) (*rerank.Plan, error) {
 // ranking is the part of a Result that the cache stores: all but the
 // request's own fields.
 type ranking struct {
-	Rerank  rerank.Info `json:"rerank"`
-	Total   int         `json:"total"`
-	Window  int         `json:"window"`
-	Results []Hit       `json:"results"`
+	Rerank   rerank.Info        `json:"rerank"`
+	Decision *decision.Decision `json:"decision,omitempty"`
+	Total    int                `json:"total"`
+	Window   int                `json:"window"`
+	Results  []Hit              `json:"results"`
 }
 
 // compute runs the pipeline of p, recording its stages in t: the window
@@ -329,7 +341,17 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) (*ranking, erro
 		return nil, err
 	}
 	t.Text = time.Since(start)
-	rr, fellBack, err := e.bounded(p.rr, len(w.Candidates))
+	rr, dec := p.rr, (*decision.Decision)(nil)
+	if p.decide != nil {
+		d := p.decide.Decide(decision.Measure(w.Candidates))
+		o := rr.Options()
+		o.Strategy, o.Params = d.Strategy, d.Params
+		if rr, err = e.rerankPlan(o); err != nil {
+			return nil, err
+		}
+		dec = &d
+	}
+	rr, fellBack, err := e.bounded(rr, len(w.Candidates))
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +372,7 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) (*ranking, erro
 	}
 	info.Iterations = iter
 	info.Warning = strings.Join(slices.DeleteFunc([]string{fellBack, rr.Warning(info.Learner)}, func(s string) bool { return s == "" }), "; ")
-	r := &ranking{Rerank: info, Total: w.Total, Window: len(w.Candidates), Results: make([]Hit, 0, min(p.k, len(results)))}
+	r := &ranking{Rerank: info, Decision: dec, Total: w.Total, Window: len(w.Candidates), Results: make([]Hit, 0, min(p.k, len(results)))}
 	for i, res := range results[:min(p.k, len(results))] {
 		d := w.Docs[w.pos[res.ID]]
 		h := Hit{Rank: i + 1, ID: res.ID, Title: d.Title, Tags: d.Tags, Result: res}

@@ -17,6 +17,7 @@ import (
 	"github.com/kernelrank/kernelrank/learners/fixed"
 	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 	"github.com/kernelrank/kernelrank/rerank"
+	"github.com/kernelrank/kernelrank/search/decision"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 )
@@ -100,6 +101,10 @@ type Selection struct {
 	Skipped  map[string]string `json:"skipped,omitempty"`
 	// Reason says in words why Strategy was chosen.
 	Reason string `json:"reason"`
+	// decision is the per-query decision fitted beside the choice
+	// (Engine.Decision), decisionKey its fingerprint.
+	decision    *decision.Rule
+	decisionKey string
 }
 
 // Scored is one setting's validation precision.
@@ -172,6 +177,11 @@ func (e *Engine) SelectDefault(ctx context.Context, queries []LabelledQuery) (Se
 	chosen, best, all := pick(cands)
 	sel.Strategy, sel.Params, sel.Precision, sel.Settings = chosen.Strategy, chosen.Params, best, all
 	sel.Reason = reason(chosen, best)
+	rule, err := e.fitDecision(ctx, queries, cands, chosen)
+	if err != nil {
+		return sel, err
+	}
+	sel.adopt(rule)
 	e.selection.Store(&sel)
 	return sel, nil
 }

@@ -9,16 +9,18 @@ import (
 )
 
 // fitDecision fits the per-query decision (package decision) on the
-// validation queries: the choice among the candidates, each at its chosen
-// setting, by the signals of each query's window as a request with every
+// validation queries: the choice among the candidates at every setting
+// measured, by the signals of each query's window as a request with every
 // default sees it; served is the single choice SelectDefault made.
 func (e *Engine) fitDecision(ctx context.Context, queries []LabelledQuery, cands []candidate, served Scored) (*decision.Rule, error) {
 	tab := decision.Table{Signals: make([][]float64, len(queries))}
-	for i, c := range cands {
-		tab.Choices = append(tab.Choices, decision.Choice{Strategy: c.strategy, Params: c.params[c.chosen]})
-		tab.Precision = append(tab.Precision, c.per[c.chosen])
-		if c.strategy == served.Strategy {
-			tab.Served = i
+	for _, c := range cands {
+		for s, params := range c.params {
+			if c.strategy == served.Strategy && s == c.chosen {
+				tab.Served = len(tab.Choices)
+			}
+			tab.Choices = append(tab.Choices, decision.Choice{Strategy: c.strategy, Params: params})
+			tab.Precision = append(tab.Precision, c.per[s])
 		}
 	}
 	window := max(e.opt.Window, DefaultK)

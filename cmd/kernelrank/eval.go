@@ -20,7 +20,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return evalSocial(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "images" {
-		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K] | --demo [--json]")
+		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K] [--served-only] | --demo [--json]")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
 		return errors.New("eval needs a protocol: images, learners or social")
@@ -37,6 +37,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.Workers, "workers", 2, "queries evaluated in parallel")
 	fs.IntVar(&cfg.Subset, "subset", 0, "evaluate on a seeded sample of this many images (0: all)")
 	fs.IntVar(&cfg.MaxTags, "max-tags", 0, "keep a seeded choice of at most this many tags an image (0: all)")
+	fs.BoolVar(&cfg.ServedOnly, "served-only", false, "measure only the text order, the served choice and the per-query decision (minutes, not the whole grid)")
 	asJSON := fs.Bool("json", false, "print the test-half rows as one JSON array")
 	onDemo := fs.Bool("demo", false, "the bundled demo corpus instead: the served default chosen on its built-in validation queries, "+
 		"every candidate's P@10 on them and on the queries the search page suggests (--window, --json apply)")

@@ -12,6 +12,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/demo"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/search"
+	"github.com/kernelrank/kernelrank/search/decision"
 )
 
 // DemoRow is one re-ranker's P@search.SelectCutoff on the demo: on its
@@ -32,6 +33,7 @@ type DemoReport struct {
 	Images, Validation int
 	Suggested          []string
 	Served             search.Selection
+	Decision           *decision.Rule
 	Rows               []DemoRow
 }
 
@@ -94,6 +96,17 @@ func Demo(ctx context.Context, window int, progress io.Writer) (*DemoReport, err
 	if err := row("served: "+sel.Strategy, served); err != nil {
 		return nil, err
 	}
+	// A request that names no re-ranker: the per-query decision's choice
+	// when it is adopted. Its validation P@10 is the single choice's plus
+	// the decision's gain in sample.
+	rep.Decision = engine.Decision()
+	perQuery := search.Scored{Precision: served.Precision}
+	if rep.Decision != nil && rep.Decision.Adopted {
+		perQuery.Precision += rep.Decision.Gain
+	}
+	if err := row("served, per-query", perQuery); err != nil {
+		return nil, err
+	}
 	for _, s := range sel.Precision {
 		if err := row(s.Strategy, s); err != nil {
 			return nil, err
@@ -119,6 +132,9 @@ func PrintDemo(w io.Writer, rep *DemoReport) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nserved: %s\n", rep.Served.Reason)
+	if d := rep.Decision; d != nil {
+		fmt.Fprintf(w, "per-query decision: %s; %s\n", d.Text, d.Reason)
+	}
 }
 
 // demoIndex extracts the demo corpus under dir and indexes it there,

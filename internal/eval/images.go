@@ -24,6 +24,7 @@ import (
 	"github.com/kernelrank/kernelrank/learners/hsicnpk"
 	"github.com/kernelrank/kernelrank/rerank"
 	"github.com/kernelrank/kernelrank/search"
+	"github.com/kernelrank/kernelrank/search/decision"
 )
 
 // ImagesConfig configures the image re-ranking protocol.
@@ -46,7 +47,10 @@ type ImagesConfig struct {
 	MinImages       int  // a label is a query when it has at least this many true images (40)
 	Workers         int  // queries evaluated in parallel
 	Quick           bool // one configuration per method (no validation grid): for tests
-	Progress        io.Writer
+	// ServedOnly measures only the served rows (the text order, the
+	// single served choice and the per-query decision), not every method.
+	ServedOnly bool
+	Progress   io.Writer
 }
 
 // Cutoffs are the N of the Top-N accuracy (Table 6.3).
@@ -69,8 +73,10 @@ type ImagesReport struct {
 	// the test and validation halves, with the configuration chosen on validation.
 	Test, Val []Row
 	Chosen    map[string]string // method/variant -> chosen parameters
-	// Served is the served re-ranker's choice on the validation queries.
-	Served search.Selection
+	// Served is the served re-ranker's choice on the validation queries,
+	// Decision the per-query decision fitted beside it.
+	Served   search.Selection
+	Decision *decision.Rule
 	// Tags says where the tags came from: the noisy copy of the labels,
 	// or a JSONL corpus's own.
 	Tags string
@@ -263,7 +269,10 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("choosing the served re-ranker: %w", err)
 	}
-	configs := grid(cfg.Quick)
+	var configs []config
+	if !cfg.ServedOnly {
+		configs = grid(cfg.Quick)
+	}
 	queries := append(append([]int(nil), val...), test...)
 	// scores[q][config][variant] holds P@N for each cutoff.
 	scores := make([][][][]float64, len(queries))
@@ -272,6 +281,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	random := make([][]float64, len(queries))
 	raw := make([][]float64, len(queries))
 	served := make([][]float64, len(queries))
+	perQuery := make([][]float64, len(queries))
 	jobs := make(chan int)
 	errc := make(chan error, cfg.Workers)
 	var wg sync.WaitGroup
@@ -287,7 +297,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 					errc <- fmt.Errorf("query %q: %w", labels[queries[qi]], err)
 					return
 				}
-				scores[qi], random[qi], raw[qi], served[qi] = r.byConfig, r.random, r.raw, r.served
+				scores[qi], random[qi], raw[qi], served[qi], perQuery[qi] = r.byConfig, r.random, r.raw, r.served, r.perQuery
 				mu.Lock()
 				windows += r.window
 				for ci := range configs {
@@ -327,7 +337,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags, Served: selection,
+	rep := &ImagesReport{Images: len(items), Validation: len(val), Tests: len(test), Chosen: map[string]string{}, Tags: tags, Served: selection, Decision: engine.Decision(),
 		MeanWindow: float64(windows) / float64(len(queries))}
 	halves := func(per [][]float64) (v, t []float64) {
 		return meanAt(per[:len(val)]), meanAt(per[len(val):])
@@ -345,6 +355,8 @@ feed:
 	addRows("text order", "raw: not re-ranked", v, t)
 	v, t = halves(served)
 	addRows("served", fmt.Sprintf("chosen: %s%s/%s-prior", selection.Strategy, selection.Params, rerank.DefaultPrior), v, t)
+	v, t = halves(perQuery)
+	addRows("served, per-query", perQueryVariant(engine.Decision()), v, t)
 	// Per method and variant, the configuration best on validation P@10.
 	type key struct{ method, variant string }
 	best := map[key]struct {
@@ -387,7 +399,8 @@ type queryResult struct {
 	unconverged []bool // per config: the learner stopped short of its tolerance
 	failed      []bool // per config: the learner rejected this query's input (ranked in text order)
 	random, raw []float64
-	served      []float64 // the server's answer with its default settings
+	served      []float64 // the server's single choice (SelectDefault's) with its default settings
+	perQuery    []float64 // the server's answer to q alone: the per-query decision's re-ranker
 	window      int       // candidates re-ranked
 }
 
@@ -400,7 +413,7 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	if len(cands) == 0 {
 		// The text stage found nothing: every method scores 0 on this query.
 		zero := make([]float64, len(Cutoffs))
-		r := &queryResult{random: zero, raw: zero, served: zero, byConfig: make([][][]float64, len(configs)),
+		r := &queryResult{random: zero, raw: zero, served: zero, perQuery: zero, byConfig: make([][][]float64, len(configs)),
 			unconverged: make([]bool, len(configs)), failed: make([]bool, len(configs))}
 		for ci, c := range configs {
 			r.byConfig[ci] = make([][]float64, len(c.variants))
@@ -437,18 +450,31 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	r := &queryResult{raw: at(identity), window: len(cands)}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(qi)+1))
 	r.random = at(rng.Perm(len(cands)))
-	// What the server answers to q with its defaults, over the same window.
-	req := search.DefaultRequest(label)
-	req.K, req.Window, req.Seed = cfg.Window, cfg.Window, cfg.Seed
-	resp, err := engine.Search(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("served: %w", err)
+	// What the server answers to q with its defaults, over the same window:
+	// its single choice, named, and the request that names none, which the
+	// per-query decision answers when it is adopted.
+	servedAt := func(single bool) ([]float64, error) {
+		req := search.DefaultRequest(label)
+		req.K, req.Window, req.Seed = cfg.Window, cfg.Window, cfg.Seed
+		if sel := engine.Selection(); single && sel != nil {
+			req.Rerank.Strategy, req.Rerank.Params = sel.Strategy, sel.Params
+		}
+		resp, err := engine.Search(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("served: %w", err)
+		}
+		order := make([]int, len(resp.Results))
+		for i, h := range resp.Results {
+			order[i] = pos[h.ID]
+		}
+		return at(order), nil
 	}
-	order := make([]int, len(resp.Results))
-	for i, h := range resp.Results {
-		order[i] = pos[h.ID]
+	if r.served, err = servedAt(true); err != nil {
+		return nil, err
 	}
-	r.served = at(order)
+	if r.perQuery, err = servedAt(false); err != nil {
+		return nil, err
+	}
 	r.byConfig = make([][][]float64, len(configs))
 	r.unconverged = make([]bool, len(configs))
 	r.failed = make([]bool, len(configs))
@@ -481,6 +507,19 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 		}
 	}
 	return r, nil
+}
+
+// perQueryVariant describes the per-query decision's row: its rule, or
+// that it was not adopted.
+func perQueryVariant(r *decision.Rule) string {
+	switch {
+	case r == nil:
+		return "no decision fitted"
+	case !r.Adopted:
+		return "not adopted: the single choice"
+	default:
+		return r.Text
+	}
 }
 
 // describe names a configuration for the report, with how many of its fits
@@ -687,6 +726,9 @@ func PrintImages(w io.Writer, rep *ImagesReport, cfg ImagesConfig) {
 		}
 	}
 	fmt.Fprintln(w)
+	if d := rep.Decision; d != nil {
+		fmt.Fprintf(w, "\nper-query decision: %s; %s\n", d.Text, d.Reason)
+	}
 	fmt.Fprint(w, "\nThesis Table 6.3 (Flickr, 20 queries), Top10: raw 46.0, text 59.0, linear 47.0, poly 52.0, rbf 58.5, npk 63.0.\n"+
 		"Reference implementation of this protocol (Corel5k, seeds 1 / 7919, P@10, uniform prior): raw 53/54, text 64/62,\n"+
 		"rbf 77/76, linear 92/91, intersection 93/95, npk clip 94/90, npk gauss 73/68, npk low rank clip 89/85.\n")

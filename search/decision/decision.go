@@ -37,15 +37,24 @@ type Table struct {
 }
 
 // CVMargin is how many standard errors of the per-query cross-validated
-// gains their mean must exceed for a rule to be adopted: a rule fitted on a
-// few dozen queries can find a split in noise, and one standard error
-// keeps most of those out without needing a gain that a few dozen queries
-// can never show.
-const CVMargin = 1
+// gains their mean must exceed for a rule to be adopted: the standard a
+// single re-ranker must meet to replace the built-in default
+// (search.SelectMargin). A rule fitted on a few dozen queries finds splits
+// in noise; at one standard error such a split was adopted on a corpus
+// where it lost on the test queries (docs/evaluation.md).
+const CVMargin = 2
 
 // minLeaf is the fewest validation queries a rule may switch: a split that
 // moves one or two queries fits their noise.
 func minLeaf(queries int) int { return max(3, (queries+9)/10) }
+
+// maxLeaf is the most it may switch: half. The served choice passed
+// SelectDefault's paired test against every other re-ranker; a rule that
+// gave most queries another would replace it without that test (on the
+// demo and on one tag an image such rules won in cross-validation and
+// lost on the held-out queries, docs/evaluation.md). The rule names the
+// minority of windows where the signals say the single choice is wrong.
+func maxLeaf(queries int) int { return queries / 2 }
 
 // Rule is a fitted decision: queries whose Signal is above Threshold (or,
 // with Above false, at or below it) get Alternative, every other query
@@ -103,7 +112,7 @@ func (st stump) switches(v float64) bool {
 
 // Fit fits a rule on tab: of every split (a signal, a threshold half-way
 // between two adjacent values, a side, an alternative choice) that
-// switches at least minLeaf queries, the one of largest total gain in
+// switches at least minLeaf and at most maxLeaf queries, the one of largest total gain in
 // precision over the served choice (the first on a tie); none gaining, no
 // rule. It adopts the rule if the leave-one-out cross-validated mean gain
 // exceeds CVMargin standard errors.
@@ -149,7 +158,7 @@ func Fit(tab Table) Rule {
 		verdict = "not adopted: every query gets " + r.Served.String()
 	}
 	r.Reason = fmt.Sprintf("%s: it gains %.3f P@10 a query on the %d validation queries it was fitted on (%d switched), "+
-		"%.3f ± %.3f in leave-one-out cross-validation (adopted above 0 and %d standard error)",
+		"%.3f ± %.3f in leave-one-out cross-validation (adopted above %d standard errors)",
 		verdict, r.Gain, q, r.Switched, r.CVGain, r.CVGainSE, CVMargin)
 	return r
 }
@@ -162,12 +171,12 @@ func side(above bool) string {
 }
 
 // fitStump is the split of largest total gain over the served choice on
-// the queries qs, switching at least minLeaf(len(qs)) of them; false when
+// the queries qs, switching minLeaf to maxLeaf of them; false when
 // none gains.
 func fitStump(tab Table, qs []int) (stump, bool) {
 	var best stump
 	bestGain, found := 0.0, false
-	leaf := minLeaf(len(qs))
+	lo, hi := minLeaf(len(qs)), maxLeaf(len(qs))
 	vals := make([]float64, 0, len(qs))
 	for s := range Names {
 		vals = vals[:0]
@@ -193,7 +202,7 @@ func fitStump(tab Table, qs []int) (stump, bool) {
 							g += tab.Precision[c][i] - tab.Precision[tab.Served][i]
 						}
 					}
-					if n >= leaf && g > bestGain+1e-12 {
+					if n >= lo && n <= hi && g > bestGain+1e-12 {
 						best, bestGain, found = st, g, true
 					}
 				}

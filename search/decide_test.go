@@ -10,6 +10,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/metrics"
+	"github.com/kernelrank/kernelrank/search/decision"
 )
 
 // decisionIndex is a corpus of two kinds of query, 12 of each, where the
@@ -109,6 +110,11 @@ func TestDecisionFollowsTheWindow(t *testing.T) {
 			held = append(held, q)
 		}
 	}
+	// Without validation nothing is decided (the golden rankings pin the
+	// rankings themselves).
+	if r, err := e.Search(t.Context(), DefaultRequest(val[0].Query)); err != nil || e.Decision() != nil || r.Rerank.Decision != nil {
+		t.Fatalf("before any validation: rule %+v, decision %+v, %v", e.Decision(), r.Rerank.Decision, err)
+	}
 	sel, err := e.SelectDefault(t.Context(), val)
 	if err != nil {
 		t.Fatal(err)
@@ -161,4 +167,20 @@ func TestDecisionFollowsTheWindow(t *testing.T) {
 		}
 	}
 	t.Logf("selection %s: %s; rule: %s; %s", sel.Strategy, sel.Reason, rule.Text, rule.Reason)
+}
+
+// BenchmarkDecisionSignals200 is what an adopted decision adds to a
+// request: the signals of a Corel5k window of 200 (the text stage aside).
+func BenchmarkDecisionSignals200(b *testing.B) {
+	e := New(corelIndex(b), nil, Options{})
+	w, err := e.Candidates(b.Context(), "sky", 200, 1)
+	if err != nil || len(w.Candidates) != 200 {
+		b.Fatalf("window of %d: %v", len(w.Candidates), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if decision.Measure(w.Candidates) == nil {
+			b.Fatal("no signals")
+		}
+	}
 }

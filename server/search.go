@@ -206,6 +206,8 @@ func (s *Server) listLearners(c *gin.Context) {
 		"default_rerank": s.images.DefaultStrategy(),
 		// how the default was chosen on validation queries (null: built in)
 		"default_rerank_selection": s.images.Selection(),
+		// the per-query decision fitted beside it (null: none fitted)
+		"default_rerank_decision": s.images.Decision(),
 		"priors":                   rerank.Priors,
 		"affinities":               rerank.Affinities,
 		"default_prior":            rerank.DefaultPrior,

@@ -155,6 +155,9 @@ func NewEngine(ix *index.Index, b *Backends, validation string, demo bool, opt s
 			}
 		}
 		log.Info("default re-ranker chosen on the validation queries (P@10)", attrs...)
+		if d := engine.Decision(); d != nil {
+			log.Info("per-query decision fitted on the validation queries", "adopted", d.Adopted, "rule", d.Text, "reason", d.Reason)
+		}
 		return nil
 	}
 	return engine, choose, nil

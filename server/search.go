@@ -208,10 +208,10 @@ func (s *Server) listLearners(c *gin.Context) {
 		"default_rerank_selection": s.images.Selection(),
 		// the per-query decision fitted beside it (null: none fitted)
 		"default_rerank_decision": s.images.Decision(),
-		"priors":                   rerank.Priors,
-		"affinities":               rerank.Affinities,
-		"default_prior":            rerank.DefaultPrior,
-		"default_affinity":         rerank.DefaultAffinity,
+		"priors":                  rerank.Priors,
+		"affinities":              rerank.Affinities,
+		"default_prior":           rerank.DefaultPrior,
+		"default_affinity":        rerank.DefaultAffinity,
 		// the kernel-combination learners the recommenders can use
 		"recommend":         recommend.Learners(),
 		"default_recommend": recommend.DefaultLearner,

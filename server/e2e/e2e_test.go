@@ -52,9 +52,9 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// newServer serves the demo subset and a 200-user demo network, with its
-// default recommender trained.
-func newServer(t *testing.T) *httptest.Server {
+// newServer serves the demo subset (returned too) and a 200-user demo
+// network, with its default recommender trained.
+func newServer(t *testing.T) (*httptest.Server, *index.Index) {
 	t.Helper()
 	dir := t.TempDir()
 	jsonl, err := demo.Extract(filepath.Join(dir, "corpus"))
@@ -96,7 +96,7 @@ func newServer(t *testing.T) *httptest.Server {
 	srv := server.New(ix, server.Config{Social: svc, Search: search.New(ix, nil, search.Options{})}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return ts
+	return ts, ix
 }
 
 // pick returns the lines of the corpus file with a tag of corpusTags.
@@ -253,7 +253,7 @@ func sameOrder(page []string, api []hit) bool {
 // charts and the learners page.
 func TestPages(t *testing.T) {
 	path := chromium(t) // before the set-up, which takes a while
-	ts := newServer(t)
+	ts, ix := newServer(t)
 	ctx := browser(t, path)
 	shot := newShots(t)
 	var raw, ranked searchAnswer
@@ -312,6 +312,7 @@ func TestPages(t *testing.T) {
 
 	userPage(t, ctx, ts.URL, shot)
 	learnersPage(t, ctx, ts.URL, shot)
+	textOrderServed(t, ctx, ix)
 
 	// Narrow screens stack the two orders.
 	run(t, ctx,
@@ -434,5 +435,47 @@ func learnersPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	}
 	if !slices.Contains(api.Rerank, "npk") || !slices.Contains(api.Rerank, open) {
 		t.Errorf("the API's re-rankers %v lack npk or %s", api.Rerank, open)
+	}
+}
+
+// textOrderServed serves ix with a default chosen on validation queries
+// whose answers are the text order's own top 10, so the text order (raw)
+// is served; the search page then starts its right-hand column with the
+// re-ranker best on those queries, and its note says why.
+func textOrderServed(t *testing.T, ctx context.Context, ix *index.Index) {
+	t.Helper()
+	engine := search.New(ix, nil, search.Options{})
+	var queries []search.LabelledQuery
+	for _, q := range corpusTags {
+		req := search.DefaultRequest(q)
+		req.K, req.Rerank.Strategy = search.SelectCutoff, "raw"
+		r, err := engine.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lq := search.LabelledQuery{Query: q, Relevant: map[string]bool{}}
+		for _, h := range r.Results {
+			lq.Relevant[h.ID] = true
+		}
+		queries = append(queries, lq)
+	}
+	sel, err := engine.SelectDefault(ctx, queries)
+	if err != nil || sel.Strategy != "raw" {
+		t.Fatalf("selection %+v, %v: want the text order served", sel, err)
+	}
+	best := search.Scored{Precision: -1} // the first of the highest, as the page's
+	for _, s := range sel.Precision {
+		if s.Strategy != "raw" && s.Precision > best.Precision {
+			best = s
+		}
+	}
+	ts := httptest.NewServer(server.New(ix, server.Config{Search: engine}, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	t.Cleanup(ts.Close)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(`select[name=rerank] option`))
+	shows(t, ctx, `#rerank-note`)
+	chosen := eval[string](t, ctx, `document.querySelector('select[name=rerank]').value`)
+	note := eval[string](t, ctx, `document.getElementById('rerank-note').textContent`)
+	if chosen != best.Strategy || !strings.Contains(note, "Served by default: the text order (raw)") || !strings.Contains(note, "starts with "+best.Strategy) {
+		t.Errorf("with the text order served the page starts with %s (want %s, best on validation), note %q", chosen, best.Strategy, note)
 	}
 }

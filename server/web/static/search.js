@@ -72,6 +72,7 @@ function describe(j) {
   const r = j.rerank;
   let s = `${j.total} matches; the top ${j.window} re-ranked by ${r.strategy} (prior ${r.prior}) in ${fmt(j.total_ms, 1)} ms, cache ${r.cache}`;
   if (r.learner && r.learner.iterations !== undefined) s += `; learner: ${r.learner.iterations} iterations`;
+  if (r.decision) s += `; chosen for this query: ${r.decision.reason}`;
   return s + (r.warning ? `. Warning: ${r.warning}` : '');
 }
 
@@ -111,13 +112,14 @@ form.addEventListener('submit', e => { e.preventDefault(); search(); });
 // the same: then the re-ranker best on its validation queries, and a note
 // saying so.
 function compared(j) {
-  const sel = j.default_rerank_selection;
-  if (j.default_rerank !== 'raw') return {name: j.default_rerank, note: ''};
+  const sel = j.default_rerank_selection, dec = j.default_rerank_decision;
+  const decided = dec && dec.adopted ? ` A search that names no re-ranker is decided per query: ${dec.rule}.` : '';
+  if (j.default_rerank !== 'raw') return {name: j.default_rerank, note: decided};
   const best = ((sel && sel.precision) || []).filter(p => p.strategy !== 'raw')
     .reduce((a, p) => (!a || p.precision > a.precision ? p : a), null);
   const name = best ? best.strategy : 'npk-fused';
   const why = sel && sel.reason ? sel.reason : 'the text order (raw)';
-  return {name, note: ` Served by default: ${why}. The right-hand column starts with ${name}, the best re-ranker on the server's validation queries.`};
+  return {name, note: ` Served by default: ${why}. The right-hand column starts with ${name}, the best re-ranker on the server's validation queries.` + decided};
 }
 
 (async function start() {

@@ -242,6 +242,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	t.Cache = st
+	if r.Decision != nil {
+		t.Strategy = r.Decision.Strategy // the metrics count the re-ranker the decision chose
+	}
 	t.All = time.Since(start)
 	info := Info{Cache: t.Cache, KernelCache: t.KernelCache, KernelMS: ms(t.Kernel), RankMS: ms(t.Rank), Info: r.Rerank, Decision: r.Decision}
 	return Result{Query: req.Query, TotalMS: ms(t.All), TextMS: ms(t.Text), Rerank: info,

@@ -112,7 +112,7 @@ func (st stump) switches(v float64) bool {
 
 // Fit fits a rule on tab: of every split (a signal, a threshold half-way
 // between two adjacent values, a side, an alternative choice) that
-// switches at least minLeaf and at most maxLeaf queries, the one of largest total gain in
+// switches minLeaf to maxLeaf queries, the one of largest total gain in
 // precision over the served choice (the first on a tie); none gaining, no
 // rule. It adopts the rule if the leave-one-out cross-validated mean gain
 // exceeds CVMargin standard errors.

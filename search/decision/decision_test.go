@@ -141,3 +141,16 @@ func TestMeasure(t *testing.T) {
 		t.Error("signals of fewer than three candidates with features")
 	}
 }
+
+// TestFitSwitchesAtMostHalf: an alternative better on every query is a new
+// single choice, SelectDefault's to make; a rule gives it half at most.
+func TestFitSwitchesAtMostHalf(t *testing.T) {
+	tab := planted(40)
+	for i := range tab.Precision[1] {
+		tab.Precision[1][i] = 1
+	}
+	r := Fit(tab)
+	if r.Alternative == nil || r.Switched != maxLeaf(40) || maxLeaf(40) != 20 {
+		t.Errorf("rule %+v switches %d queries, want the most allowed, 20", r, r.Switched)
+	}
+}

@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,15 +73,7 @@ func decisionIndex(t *testing.T) (*index.Index, []LabelledQuery) {
 			add(q, 50, false, others, alike)
 		}
 	}
-	ix, err := index.Open(filepath.Join(t.TempDir(), "index"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	if err := ix.Add(docs); err != nil {
-		t.Fatal(err)
-	}
-	return ix, queries
+	return indexDocs(t, docs), queries
 }
 
 // precisionOf is the P@10 of a request's ranking against relevant.

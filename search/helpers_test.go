@@ -47,6 +47,12 @@ func indexCorel(tb testing.TB, ml *dataset.MultiLabel, copies int) *index.Index 
 			docs = append(docs, d)
 		}
 	}
+	return indexDocs(tb, docs)
+}
+
+// indexDocs indexes docs in a temporary directory, closed after the test.
+func indexDocs(tb testing.TB, docs []index.Doc) *index.Index {
+	tb.Helper()
 	ix, err := index.Open(filepath.Join(tb.TempDir(), "index"))
 	if err != nil {
 		tb.Fatal(err)

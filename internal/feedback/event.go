@@ -87,7 +87,7 @@ func Decode(r io.Reader, now time.Time) ([]Event, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
-		return nil, fmt.Errorf(`%w: the body must be {"events": [...]}: %v`, ErrEvent, err)
+		return nil, fmt.Errorf(`%w: the body must be {"events": [...]}: %w`, ErrEvent, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: the body holds more than one JSON value", ErrEvent)

@@ -16,47 +16,52 @@ type Shown struct {
 	Clicked       bool
 }
 
-// listKey names one list a client was shown.
-type listKey struct{ session, surface, subject, ranker string }
+// List is one list a client was shown: by one ranker, for one subject, in
+// one session, its items by rank.
+type List struct {
+	Session, Subject, Ranker string
+	Items                    []Shown
+}
 
 // Lists groups the events of surface into the lists clients were shown
 // (one a session, subject and ranker), each item once at the rank it was
 // shown at, clicked when a click names it there. A click with no
 // impression counts as shown (a client that lost the impression still
 // showed it). Lists come in the order of their first event.
-func Lists(events []Event, surface string) [][]Shown {
+func Lists(events []Event, surface string) []List {
 	type at struct {
 		item string
 		rank int
 	}
-	idx := map[listKey]int{}
-	var lists [][]Shown
-	pos := []map[at]int{}
+	type key struct{ session, subject, ranker string }
+	idx := map[key]int{}
+	var lists []List
+	var pos []map[at]int
 	for _, e := range events {
 		if e.Surface != surface {
 			continue
 		}
-		k := listKey{e.Session, e.Surface, e.Subject(), e.Ranker()}
+		k := key{e.Session, e.Subject(), e.Ranker()}
 		i, ok := idx[k]
 		if !ok {
 			i = len(lists)
 			idx[k] = i
-			lists = append(lists, nil)
+			lists = append(lists, List{Session: k.session, Subject: k.subject, Ranker: k.ranker})
 			pos = append(pos, map[at]int{})
 		}
 		a := at{e.Item, e.Rank}
 		j, ok := pos[i][a]
 		if !ok {
-			j = len(lists[i])
+			j = len(lists[i].Items)
 			pos[i][a] = j
-			lists[i] = append(lists[i], Shown{Subject: e.Subject(), Item: e.Item, Rank: e.Rank})
+			lists[i].Items = append(lists[i].Items, Shown{Subject: e.Subject(), Item: e.Item, Rank: e.Rank})
 		}
 		if e.Kind == Click {
-			lists[i][j].Clicked = true
+			lists[i].Items[j].Clicked = true
 		}
 	}
 	for _, l := range lists {
-		slices.SortFunc(l, func(a, b Shown) int { return cmp.Compare(a.Rank, b.Rank) })
+		slices.SortFunc(l.Items, func(a, b Shown) int { return cmp.Compare(a.Rank, b.Rank) })
 	}
 	return lists
 }
@@ -85,7 +90,7 @@ type PBM struct {
 // towards 0), or after maxIter iterations. The impressions are counted once by
 // (subject, item, rank, clicked), so an iteration costs the number of
 // distinct cells, not of impressions.
-func FitPBM(lists [][]Shown, maxIter int) PBM {
+func FitPBM(lists []List, maxIter int) PBM {
 	type pair struct{ subject, item string }
 	type cell struct {
 		pair, rank int // pair: index into pairs; rank from 0
@@ -97,7 +102,7 @@ func FitPBM(lists [][]Shown, maxIter int) PBM {
 	counts := map[cell]float64{}
 	maxRank := 0
 	for _, l := range lists {
-		for _, s := range l {
+		for _, s := range l.Items {
 			p := pair{s.Subject, s.Item}
 			id, ok := ids[p]
 			if !ok {

@@ -2,6 +2,7 @@ package feedback
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/search"
@@ -34,19 +35,12 @@ func TestListsPairClicksWithImpressions(t *testing.T) {
 		at(Click, "s1", "b", 2), at(Click, "s1", "b", 2), at(Click, "s2", "c", 3), // a click without its impression
 		{Kind: Click, Surface: Friends, User: "u", ModelVersion: "v", Session: "s1", Item: "x", Rank: 1, ClientTime: t0},
 	}, Search)
-	want := [][]Shown{{{"q", "a", 1, false}, {"q", "b", 2, true}}, {{"q", "a", 1, false}, {"q", "c", 3, true}}}
-	if len(lists) != len(want) {
-		t.Fatalf("lists %v, want %v", lists, want)
+	want := []List{
+		{"s1", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "b", 2, true}}},
+		{"s2", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "c", 3, true}}},
 	}
-	for i := range want {
-		if len(lists[i]) != len(want[i]) {
-			t.Fatalf("list %d: %v, want %v", i, lists[i], want[i])
-		}
-		for j := range want[i] {
-			if lists[i][j] != want[i][j] {
-				t.Fatalf("list %d: %v, want %v", i, lists[i], want[i])
-			}
-		}
+	if !reflect.DeepEqual(lists, want) {
+		t.Fatalf("lists %v, want %v", lists, want)
 	}
 }
 
@@ -67,7 +61,7 @@ func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 	// Raw click-through rates, for the items judged.
 	shown, clicked := map[[2]string]int{}, map[[2]string]int{}
 	for _, l := range Lists(sim.Events, Search) {
-		for _, s := range l {
+		for _, s := range l.Items {
 			shown[[2]string{s.Subject, s.Item}]++
 			if s.Clicked {
 				clicked[[2]string{s.Subject, s.Item}]++

@@ -16,6 +16,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/deploy"
+	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -43,6 +44,7 @@ type serveFlags struct {
 	shutdownTimeout           *time.Duration
 	trustedProxies            *string
 	corsOrigins               *string
+	eventsRetention           *string
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -87,6 +89,9 @@ func newServeFlags(stderr io.Writer) serveFlags {
 			"comma-separated CIDR prefixes or addresses of load balancers whose X-Forwarded-For names the client (for --rate-limit and the logs); empty: the peer address is the client"),
 		corsOrigins: fs.String("cors-origins", "",
 			"comma-separated origins (https://app.example.com, or * for any) whose browser pages may call the API; empty: none"),
+		eventsRetention: fs.String("events-retention", "1000000,720h",
+			"the impressions and clicks kept (POST /v1/events; a Redis stream with --redis, else files under --cache-dir/events): "+
+				"a count, an age, or both comma-separated (0: no bound)"),
 	}
 }
 
@@ -131,6 +136,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	timeouts, web, err := f.httpConfig()
 	if err != nil {
 		return err
+	}
+	if _, err := feedback.ParseRetention(*f.eventsRetention); err != nil {
+		return fmt.Errorf("serve: --events-retention: %w", err) // before the port is bound
 	}
 	// Bind first: a busy port fails now, not after the index is built, and
 	// probes get 503s with the progress, not "connection refused".
@@ -187,8 +195,21 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	}
 	closers = append(closers, c.Close)
 	ix := c.Ix
+	ret, err := feedback.ParseRetention(*f.eventsRetention)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--events-retention: %w", err)
+	}
+	events, err := deploy.OpenEvents(b, *sh.cacheDir, ret)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { events.Close() })
+	var clicks feedback.Log
+	if *sh.fromClicks {
+		clicks = events
+	}
 	am := admission.NewMetrics(reg)
-	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, *sh.data == "", search.Options{
+	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, clicks, *sh.data == "", search.Options{
 		Window:         *sh.window,
 		MaxFullRank:    *f.maxFullRank,
 		FallbackRank:   *f.fallbackRank,
@@ -247,6 +268,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
 		TrustedProxies: web.TrustedProxies,
 		CORSOrigins:    web.CORSOrigins,
+		Events:         events,
 	}, log), closeEach, nil
 }
 

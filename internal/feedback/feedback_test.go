@@ -265,3 +265,19 @@ func TestRedisLogSurvivesARestart(t *testing.T) {
 	defer r.Close()
 	checkNewest(t, items(t, l), 30, 30, 30)
 }
+
+func TestParseRetention(t *testing.T) {
+	for in, want := range map[string]Retention{
+		"1000": {MaxEvents: 1000}, "720h": {MaxAge: 720 * time.Hour}, "500, 90m": {MaxEvents: 500, MaxAge: 90 * time.Minute},
+		"1h,20": {MaxEvents: 20, MaxAge: time.Hour}, "0": {},
+	} {
+		if got, err := ParseRetention(in); err != nil || got != want {
+			t.Errorf("%q: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "ten", "5,6", "1h,2h", "-3", "-1h", "1000,"} {
+		if got, err := ParseRetention(in); err == nil {
+			t.Errorf("%q: %+v, want an error", in, got)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package feedback
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,4 +43,22 @@ func All(ctx context.Context, l Log) ([]Event, error) {
 		return nil
 	})
 	return out, err
+}
+
+// ParseRetention reads a retention bound as a flag gives it: a count
+// ("1000000"), an age ("720h"), or both ("1000000,720h"); "0" is no bound.
+func ParseRetention(s string) (Retention, error) {
+	var r Retention
+	var count, age bool
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil && !count {
+			r.MaxEvents, count = n, true
+		} else if d, err := time.ParseDuration(part); err == nil && !age && strings.ContainsAny(part, "hmsun") {
+			r.MaxAge, age = d, true
+		} else {
+			return Retention{}, fmt.Errorf("event retention %q: give a count, an age (e.g. 720h) or both, comma-separated", s)
+		}
+	}
+	return r, r.Validate()
 }

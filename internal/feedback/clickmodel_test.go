@@ -89,7 +89,7 @@ func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 			missed++
 		}
 	}
-	t.Logf("judged %d relevant (%d wrongly), missed %d, %d of them with a raw click-through under 0.25", right+wrong, wrong, missed, lowCTR)
+	t.Logf("judged %d relevant (%d wrongly), missed %d, %d of them with a raw click-through under 0.25; examination by rank %.3f; %d EM iterations", right+wrong, wrong, missed, lowCTR, m.Examine, m.Iter)
 	if len(judged) != 20 || wrong > right/50 || missed > right/20 || lowCTR < right/4 {
 		t.Fatalf("%d queries judged (want 20); %d right, %d wrong, %d missed; %d under 0.25 raw click-through", len(judged), right, wrong, missed, lowCTR)
 	}

@@ -17,27 +17,16 @@ import (
 	"github.com/kernelrank/kernelrank/internal/redistest"
 )
 
-// syncBuffer is a log written by a server goroutine and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// String is what l holds so far.
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // serveUntil runs `kernelrank serve args` on a free port until the test
 // ends or stop is called, and returns its address once it is ready.
-func serveUntil(t *testing.T, args ...string) (addr string, log *syncBuffer, stop func()) {
+func serveUntil(t *testing.T, args ...string) (addr string, log *lockedBuffer, stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,7 +37,7 @@ func serveUntil(t *testing.T, args ...string) (addr string, log *syncBuffer, sto
 	ctx, cancel := context.WithCancel(context.Background())
 	var exited error
 	done := make(chan struct{})
-	log = &syncBuffer{}
+	log = &lockedBuffer{}
 	go func() {
 		exited = run(ctx, append([]string{"serve", "--no-social", "--addr", addr}, args...), io.Discard, log)
 		close(done)

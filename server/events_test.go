@@ -33,6 +33,9 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 	if rec.Code != http.StatusOK || body["stored"] != 2.0 {
 		t.Fatalf("%d %v", rec.Code, body)
 	}
+	if rec, _ := do(t, s, "GET", "/metrics", nil, ""); !strings.Contains(rec.Body.String(), `kernelrank_events_total{result="stored"} 2`) {
+		t.Errorf("metrics lack the 2 stored events:\n%s", rec.Body)
+	}
 	got, err := feedback.All(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
@@ -89,5 +92,17 @@ func TestPostEventsIsRateLimited(t *testing.T) {
 	}
 	if got, _ := feedback.All(context.Background(), l); len(got) != 1 {
 		t.Fatalf("%d events stored, want the first batch's 1", len(got))
+	}
+}
+
+func TestPostEventsLogDown(t *testing.T) {
+	s, l := newEventsServer(t)
+	l.Close() // appends now fail, as a Redis gone would
+	rec, body := do(t, s, "POST", "/v1/events", []byte(`{"events":[`+goodEvent+`]}`), "")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"events_unavailable"`) {
+		t.Fatalf("%d %v, want 503 events_unavailable", rec.Code, body)
+	}
+	if rec, _ := do(t, s, "GET", "/metrics", nil, ""); !strings.Contains(rec.Body.String(), `kernelrank_events_total{result="failed"} 1`) {
+		t.Errorf("metrics lack the failed event")
 	}
 }

@@ -107,30 +107,40 @@ func evalClicksOut(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// Without Redis a server keeps its events in its cache directory: a
-// restarted server keeps them, and with --validation-from-clicks chooses
-// its default re-ranker on the judgments they give.
+// waitLog waits until log holds want.
+func waitLog(t *testing.T, log *lockedBuffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never says %q:\n%s", want, log.String())
+		}
+	}
+}
+
+// Without Redis a server keeps its events in its cache directory. With
+// --validation-from-clicks it chooses its default re-ranker on the
+// judgments they give: again as clicks come (--reselect-every), and at the
+// start of a restarted server, which keeps them.
 func TestServeKeepsEventsInItsCacheDir(t *testing.T) {
 	data, cacheDir := tinyIndex(t), t.TempDir()
-	addr, _, stop := serveUntil(t, "--data", data, "--cache-dir", cacheDir)
+	addr, log, stop := serveUntil(t, "--data", data, "--cache-dir", cacheDir, "--validation-from-clicks", "--reselect-every", "20ms")
+	waitLog(t, log, "no validation queries: the default re-ranker stays")
 	postClicks(t, addr, "poly", 6)
+	waitLog(t, log, "msg=\"click judgments\" events=24 queries=1 relevant=1")
+	waitLog(t, log, "default re-ranker chosen")
 	stop()
-	addr, log, _ := serveUntil(t, "--data", data, "--cache-dir", cacheDir, "--validation-from-clicks")
+	addr, log, _ = serveUntil(t, "--data", data, "--cache-dir", cacheDir, "--validation-from-clicks")
+	waitLog(t, log, "default re-ranker chosen")
+	if !strings.Contains(log.String(), "msg=\"click judgments\" events=24 queries=1 relevant=1") ||
+		!strings.Contains(log.String(), "from=--validation-from-clicks") {
+		t.Errorf("the restarted server's choice was not made on the kept clicks:\n%s", log.String())
+	}
 	postClicks(t, addr, "rbf", 2)
 	out := evalClicksOut(t, "--events", filepath.Join(cacheDir, "events"))
 	for _, want := range []string{"32 events", "search   poly                           6          18       6", "search   rbf                            2           6       2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("eval clicks printed no %q:\n%s", want, out)
 		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "default re-ranker chosen"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no choice made:\n%s", log.String())
-		}
-	}
-	if !strings.Contains(log.String(), "msg=\"click judgments\" events=24 queries=1 relevant=1") ||
-		!strings.Contains(log.String(), "from=--validation-from-clicks") {
-		t.Errorf("the choice was not made on the clicks:\n%s", log.String())
 	}
 }
 

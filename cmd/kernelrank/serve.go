@@ -45,6 +45,7 @@ type serveFlags struct {
 	trustedProxies            *string
 	corsOrigins               *string
 	eventsRetention           *string
+	reselectEvery             *time.Duration
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -92,6 +93,7 @@ func newServeFlags(stderr io.Writer) serveFlags {
 		eventsRetention: fs.String("events-retention", "1000000,720h",
 			"the impressions and clicks kept (POST /v1/events; a Redis stream with --redis, else files under --cache-dir/events): "+
 				"a count, an age, or both comma-separated (0: no bound)"),
+		reselectEvery: fs.Duration("reselect-every", 0, "with --validation-from-clicks: choose the default re-ranker again, on the clicks logged by then, every this long (0: at start only)"),
 	}
 }
 
@@ -219,10 +221,24 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	if err != nil {
 		return nil, nil, err
 	}
-	// The server answers with the built-in default until the choice is made.
+	// The server answers with the built-in default until the choice is
+	// made; on clicks, it is made again as they come.
 	go func() {
-		if err := choose(ctx); err != nil && ctx.Err() == nil {
-			log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
+		var tick <-chan time.Time
+		if clicks != nil && *sh.validation == "" && *f.reselectEvery > 0 {
+			t := time.NewTicker(*f.reselectEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			if err := choose(ctx); err != nil && ctx.Err() == nil {
+				log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick: // nil without re-selection: waits for the end
+			}
 		}
 	}()
 	deps := retrain.Deps{Social: *sh.social, Log: log, Search: func(context.Context) (*search.Engine, error) { return engine, nil }}

@@ -63,14 +63,14 @@ func evalClicks(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	events, err := feedback.All(ctx, log)
+	c, err := feedback.CollectLog(ctx, log)
 	if err != nil {
 		return err
 	}
-	if len(events) == 0 {
+	if c.Events() == 0 {
 		return fmt.Errorf("eval clicks: no events in %s", log.Where())
 	}
-	rep := eval.Clicks(events)
+	rep := eval.Clicks(c)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}

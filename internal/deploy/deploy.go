@@ -181,19 +181,25 @@ func NewEngine(ix *index.Index, b *Backends, validation string, clicks feedback.
 	return engine, choose, nil
 }
 
-// ClickValidation is the validation queries the search clicks of events
-// judge (feedback.Judgments, with its defaults), logging how many.
+// ClickValidation is the validation queries, as a --validation file gives
+// them, that the search clicks of events judge (feedback.Judgments, with
+// its defaults), logging how many.
 func ClickValidation(ctx context.Context, events feedback.Log, log *slog.Logger) ([]search.LabelledQuery, error) {
-	all, err := feedback.All(ctx, events)
+	c, err := feedback.CollectLog(ctx, events)
 	if err != nil {
 		return nil, err
 	}
-	queries, m := feedback.Judgments(all, feedback.JudgeOptions{})
+	judged, m := feedback.Judgments(c.Lists(feedback.Search), feedback.JudgeOptions{})
+	queries := make([]search.LabelledQuery, len(judged))
 	relevant := 0
-	for _, q := range queries {
-		relevant += len(q.Relevant)
+	for i, j := range judged {
+		queries[i] = search.LabelledQuery{Query: j.Query, Relevant: make(map[string]bool, len(j.Relevant))}
+		for _, id := range j.Relevant {
+			queries[i].Relevant[id] = true
+		}
+		relevant += len(j.Relevant)
 	}
-	log.Info("click judgments", "events", len(all), "queries", len(queries), "relevant", relevant, "em_iterations", m.Iter, "log", events.Where())
+	log.Info("click judgments", "events", c.Events(), "queries", len(queries), "relevant", relevant, "em_iterations", m.Iter, "log", events.Where())
 	return queries, nil
 }
 

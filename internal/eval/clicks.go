@@ -42,15 +42,15 @@ type ClickReport struct {
 	Best   map[string]string `json:"best"` // surface -> ranker
 }
 
-// Clicks measures events: click-through rate and mean reciprocal rank of
-// the first click, per surface and ranker (rows sorted by surface, then
-// MRR, best first).
-func Clicks(events []feedback.Event) ClickReport {
-	rep := ClickReport{Events: len(events), Best: map[string]string{}}
+// Clicks measures the lists of c: click-through rate and mean reciprocal
+// rank of the first click, per surface and ranker (rows sorted by surface,
+// then MRR, best first).
+func Clicks(c *feedback.Collector) ClickReport {
+	rep := ClickReport{Events: c.Events(), Best: map[string]string{}}
 	for _, surface := range []string{feedback.Search, feedback.Friends, feedback.Groups} {
 		byRanker := map[string]*ClickRow{}
 		rrs := map[string][]float64{}
-		for _, l := range feedback.Lists(events, surface) {
+		for _, l := range c.Lists(surface) {
 			name := l.Ranker
 			row := byRanker[name]
 			if row == nil {

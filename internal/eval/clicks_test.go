@@ -32,7 +32,7 @@ func TestClicksByHand(t *testing.T) {
 		ev(imp, "friends", "s1", "v7", "x", 1), ev(imp, "friends", "s1", "v7", "y", 2), ev(imp, "friends", "s1", "v7", "z", 3), ev(imp, "friends", "s1", "v7", "w", 4),
 		ev(click, "friends", "s1", "v7", "w", 4),
 	}
-	rep := Clicks(events)
+	rep := Clicks(feedback.Collect(events))
 	want := []ClickRow{
 		{Surface: "search", Ranker: "rbf", Lists: 1, Impressions: 2, Clicks: 2, CTR: 1, CTRSE: 0, MRR: 1, MRRSE: 0},
 		// CTR 1/4, SE sqrt(.25*.75/4); RRs 0.5 and 0: mean 0.25, SD sqrt(0.125), SE 0.25.
@@ -64,7 +64,7 @@ func TestClicksNameTheBestRanker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Clicks(sim.Events)
+	rep := Clicks(feedback.Collect(sim.Events))
 	if rep.Best["search"] != "sharp" || len(rep.Rows) != 3 || rep.Rows[1].Ranker != "blurred" || rep.Rows[2].Ranker != "random" {
 		t.Fatalf("rows %+v, best %v: want sharp, blurred, random", rep.Rows, rep.Best)
 	}

@@ -86,6 +86,6 @@ func BenchmarkJudgments(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		Judgments(sim.Events, JudgeOptions{})
+		Judgments(Collect(sim.Events).Lists(Search), JudgeOptions{})
 	}
 }

@@ -2,10 +2,9 @@ package feedback
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
-
-	"github.com/kernelrank/kernelrank/search"
 )
 
 // Shown is one item shown on a list: what the list answered (a query, a
@@ -16,54 +15,93 @@ type Shown struct {
 	Clicked       bool
 }
 
-// List is one list a client was shown: by one ranker, for one subject, in
-// one session, its items by rank.
+// List is one list a client was shown: on one surface, by one ranker, for
+// one subject, in one session, its items by rank.
 type List struct {
-	Session, Subject, Ranker string
-	Items                    []Shown
+	Surface, Session, Subject, Ranker string
+	Items                             []Shown
 }
 
-// Lists groups the events of surface into the lists clients were shown
-// (one a session, subject and ranker), each item once at the rank it was
-// shown at, clicked when a click names it there. A click with no
-// impression counts as shown (a client that lost the impression still
-// showed it). Lists come in the order of their first event.
-func Lists(events []Event, surface string) []List {
-	type at struct {
-		item string
-		rank int
-	}
-	type key struct{ session, subject, ranker string }
-	idx := map[key]int{}
-	var lists []List
-	var pos []map[at]int
+// Collector groups events, as they are read, into the lists clients were
+// shown (one a surface, session, subject and ranker), each item once at
+// the rank it was shown at, clicked when a click names it there. A click
+// with no impression counts as shown (a client that lost the impression
+// still showed it). It keeps one copy of each string, and no event.
+type Collector struct {
+	events int
+	idx    map[[4]string]int
+	lists  []List
+	strs   map[string]string
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	return &Collector{idx: map[[4]string]int{}, strs: map[string]string{}}
+}
+
+// Collect groups events.
+func Collect(events []Event) *Collector {
+	c := NewCollector()
 	for _, e := range events {
-		if e.Surface != surface {
-			continue
-		}
-		k := key{e.Session, e.Subject(), e.Ranker()}
-		i, ok := idx[k]
-		if !ok {
-			i = len(lists)
-			idx[k] = i
-			lists = append(lists, List{Session: k.session, Subject: k.subject, Ranker: k.ranker})
-			pos = append(pos, map[at]int{})
-		}
-		a := at{e.Item, e.Rank}
-		j, ok := pos[i][a]
-		if !ok {
-			j = len(lists[i].Items)
-			pos[i][a] = j
-			lists[i].Items = append(lists[i].Items, Shown{Subject: e.Subject(), Item: e.Item, Rank: e.Rank})
-		}
-		if e.Kind == Click {
-			lists[i].Items[j].Clicked = true
+		c.Add(e)
+	}
+	return c
+}
+
+// CollectLog groups the events of l.
+func CollectLog(ctx context.Context, l Log) (*Collector, error) {
+	c := NewCollector()
+	err := l.Scan(ctx, func(e Event) error {
+		c.Add(e)
+		return nil
+	})
+	return c, err
+}
+
+func (c *Collector) intern(s string) string {
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
+}
+
+// Add puts e on its list.
+func (c *Collector) Add(e Event) {
+	c.events++
+	k := [4]string{c.intern(e.Surface), c.intern(e.Session), c.intern(e.Subject()), c.intern(e.Ranker())}
+	i, ok := c.idx[k]
+	if !ok {
+		i = len(c.lists)
+		c.idx[k] = i
+		c.lists = append(c.lists, List{Surface: k[0], Session: k[1], Subject: k[2], Ranker: k[3]})
+	}
+	l := &c.lists[i]
+	// Lists are short (a page of results): a scan beats a map per list.
+	j := slices.IndexFunc(l.Items, func(s Shown) bool { return s.Rank == e.Rank && s.Item == e.Item })
+	if j < 0 {
+		j = len(l.Items)
+		l.Items = append(l.Items, Shown{Subject: k[2], Item: c.intern(e.Item), Rank: e.Rank})
+	}
+	if e.Kind == Click {
+		l.Items[j].Clicked = true
+	}
+}
+
+// Events is how many events were added.
+func (c *Collector) Events() int { return c.events }
+
+// Lists returns the lists of surface, in the order of their first event,
+// each one's items by rank.
+func (c *Collector) Lists(surface string) []List {
+	var out []List
+	for _, l := range c.lists {
+		if l.Surface == surface {
+			slices.SortFunc(l.Items, func(a, b Shown) int { return cmp.Compare(a.Rank, b.Rank) })
+			out = append(out, l)
 		}
 	}
-	for _, l := range lists {
-		slices.SortFunc(l.Items, func(a, b Shown) int { return cmp.Compare(a.Rank, b.Rank) })
-	}
-	return lists
+	return out
 }
 
 // PBM is a position-based click model fitted to lists: an item shown at
@@ -195,27 +233,35 @@ func (o *JudgeOptions) fill() {
 	}
 }
 
-// Judgments turns the search clicks of events into labelled validation
-// queries, as a --validation file gives them: a position-based click model
-// is fitted to every list shown (FitPBM), and an item shown at least
-// MinShown times for a query is relevant to it when its attraction is at
-// least Threshold. Queries with no relevant item are left out; the rest
-// come sorted by query.
-func Judgments(events []Event, opt JudgeOptions) ([]search.LabelledQuery, PBM) {
+// Judgment is a query and the items its clicks judge relevant to it,
+// sorted.
+type Judgment struct {
+	Query    string
+	Relevant []string
+}
+
+// Judgments turns the lists of search results users were shown (and what
+// they clicked) into relevance judgments, what a --validation file gives: a
+// position-based click model is fitted to the lists (FitPBM), and an item
+// shown at least MinShown times for a query is relevant to it when its
+// attraction is at least Threshold. Queries with no relevant item are left
+// out; the rest come sorted by query.
+func Judgments(lists []List, opt JudgeOptions) ([]Judgment, PBM) {
 	opt.fill()
-	m := FitPBM(Lists(events, Search), opt.MaxIter)
-	var out []search.LabelledQuery
+	m := FitPBM(lists, opt.MaxIter)
+	var out []Judgment
 	for subject, items := range m.Attract {
-		q := search.LabelledQuery{Query: subject, Relevant: map[string]bool{}}
+		q := Judgment{Query: subject}
 		for item, gamma := range items {
 			if m.Shown[subject][item] >= opt.MinShown && gamma >= opt.Threshold {
-				q.Relevant[item] = true
+				q.Relevant = append(q.Relevant, item)
 			}
 		}
 		if len(q.Relevant) > 0 {
+			slices.Sort(q.Relevant)
 			out = append(out, q)
 		}
 	}
-	slices.SortFunc(out, func(a, b search.LabelledQuery) int { return cmp.Compare(a.Query, b.Query) })
+	slices.SortFunc(out, func(a, b Judgment) int { return cmp.Compare(a.Query, b.Query) })
 	return out, m
 }

@@ -3,9 +3,9 @@ package feedback
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
-	"github.com/kernelrank/kernelrank/search"
 	"time"
 )
 
@@ -30,17 +30,21 @@ func TestListsPairClicksWithImpressions(t *testing.T) {
 	at := func(kind, session, item string, rank int) Event {
 		return Event{Kind: kind, Surface: Search, Query: "q", Rerank: "r", Session: session, Item: item, Rank: rank, ClientTime: t0}
 	}
-	lists := Lists([]Event{
+	c := Collect([]Event{
 		at(Impression, "s1", "b", 2), at(Impression, "s1", "a", 1), at(Impression, "s2", "a", 1),
 		at(Click, "s1", "b", 2), at(Click, "s1", "b", 2), at(Click, "s2", "c", 3), // a click without its impression
 		{Kind: Click, Surface: Friends, User: "u", ModelVersion: "v", Session: "s1", Item: "x", Rank: 1, ClientTime: t0},
-	}, Search)
+	})
 	want := []List{
-		{"s1", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "b", 2, true}}},
-		{"s2", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "c", 3, true}}},
+		{Search, "s1", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "b", 2, true}}},
+		{Search, "s2", "q", "r", []Shown{{"q", "a", 1, false}, {"q", "c", 3, true}}},
 	}
-	if !reflect.DeepEqual(lists, want) {
+	if lists := c.Lists(Search); !reflect.DeepEqual(lists, want) {
 		t.Fatalf("lists %v, want %v", lists, want)
+	}
+	friends := []List{{Friends, "s1", "u", "v", []Shown{{"u", "x", 1, true}}}}
+	if lists := c.Lists(Friends); !reflect.DeepEqual(lists, friends) || c.Events() != 7 {
+		t.Fatalf("friends lists %v, want %v; %d events, want 7", lists, friends, c.Events())
 	}
 }
 
@@ -49,7 +53,8 @@ func TestListsPairClicksWithImpressions(t *testing.T) {
 // click-through rate would call it irrelevant.
 func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 	sim := abTest(t, 30000, 1)
-	judged, m := Judgments(sim.Events, JudgeOptions{})
+	lists := Collect(sim.Events).Lists(Search)
+	judged, m := Judgments(lists, JudgeOptions{})
 	for k := 1; k <= 5; k++ {
 		if got := m.Examine[k-1]; math.Abs(got-1/float64(k)) > 0.05 {
 			t.Errorf("examination of rank %d: %.3f, want %.3f", k, got, 1/float64(k))
@@ -60,7 +65,7 @@ func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 	}
 	// Raw click-through rates, for the items judged.
 	shown, clicked := map[[2]string]int{}, map[[2]string]int{}
-	for _, l := range Lists(sim.Events, Search) {
+	for _, l := range lists {
 		for _, s := range l.Items {
 			shown[[2]string{s.Subject, s.Item}]++
 			if s.Clicked {
@@ -70,7 +75,7 @@ func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 	}
 	right, wrong, lowCTR := 0, 0, 0
 	for _, q := range judged {
-		for item := range q.Relevant {
+		for _, item := range q.Relevant {
 			if sim.Relevance[q.Query][item] == 0.8 {
 				right++
 			} else {
@@ -95,10 +100,10 @@ func TestJudgmentsRecoverTheClickModel(t *testing.T) {
 	}
 }
 
-func contains(qs []search.LabelledQuery, query, item string) bool {
+func contains(qs []Judgment, query, item string) bool {
 	for _, q := range qs {
 		if q.Query == query {
-			return q.Relevant[item]
+			return slices.Contains(q.Relevant, item)
 		}
 	}
 	return false

@@ -140,6 +140,7 @@ type metrics struct {
 	requests *prometheus.HistogramVec
 	stage    *prometheus.HistogramVec
 	panics   *prometheus.CounterVec
+	events   *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -156,9 +157,12 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "kernelrank_panics_total", Help: "Panics recovered, by where: in a learner (or kernel) or in a handler.",
 		}, []string{"where"}),
 	}
+	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kernelrank_events_total", Help: "Events of POST /v1/events by result: stored, or failed (the log did not take them: 503).",
+	}, []string{"result"})
 	for _, where := range []string{"learner", "handler"} {
 		m.panics.WithLabelValues(where) // exported at 0, for alerts on any increase
 	}
-	reg.MustRegister(m.requests, m.stage, m.panics, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(m.requests, m.stage, m.panics, m.events, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

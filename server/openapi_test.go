@@ -96,6 +96,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	// A client over its rate: 1 request, then 429 with Retry-After.
 	limited, _ := newTestServer(t)
 	limited.cfg.Limiter = admission.NewLimiter(0.001, 1, nil)
+	events, _ := newEventsServer(t)
+	event := []byte(`{"events":[` + goodEvent + `]}`)
 	cases := []struct {
 		s            *Server
 		method, path string
@@ -161,6 +163,10 @@ func TestOpenAPIResponses(t *testing.T) {
 		{withJobs, "GET", "/v1/jobs?limit=5", nil, token, 200},
 		{withJobs, "GET", "/v1/jobs/nope", nil, token, 404},
 		{withJobs, "DELETE", "/v1/jobs/nope", nil, token, 404},
+		{events, "POST", "/v1/events", event, "", 200},
+		{events, "POST", "/v1/events", []byte(`{"events":[{"kind":"view"}]}`), "", 400},
+		{events, "POST", "/v1/events", bytes.Repeat([]byte(" "), 70000), "", 413},
+		{plain, "POST", "/v1/events", event, "", 404},
 	}
 	ctx := context.Background()
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}

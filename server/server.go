@@ -19,6 +19,7 @@ import (
 	"github.com/kernelrank/kernelrank/index/blob"
 	"github.com/kernelrank/kernelrank/index/replica"
 	"github.com/kernelrank/kernelrank/internal/admission"
+	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
@@ -70,6 +71,9 @@ type Config struct {
 	// TrustedProxies are the load balancers whose X-Forwarded-For names the
 	// client (for the rate limit and the logs); none: the peer is the client.
 	TrustedProxies []netip.Prefix
+	// Events records impressions and clicks (POST /v1/events); nil
+	// answers it 404.
+	Events feedback.Log
 	// CORSOrigins are the browser origins ("https://app.example.com", or
 	// "*" for any) that may call the API from their pages; none: same
 	// origin only. Validate checks them.
@@ -220,6 +224,7 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	v1.GET("/users/:id", s.getUser)
 	v1.GET("/users/:id/friends", s.friends)
 	v1.GET("/users/:id/groups", s.groups)
+	v1.POST("/events", s.postEvents)
 	admin := v1.Group("", s.requireAdmin)
 	admin.POST("/images", s.addImages)
 	admin.DELETE("/images/:id", s.deleteImage)

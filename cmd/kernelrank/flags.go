@@ -22,6 +22,7 @@ type sharedFlags struct {
 	learner         *string
 	window          *int
 	validation      *string
+	fromClicks      *bool
 }
 
 func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
@@ -37,6 +38,8 @@ func addSharedFlags(fs *flag.FlagSet, learnerFlag string) sharedFlags {
 		validation: fs.String("validation", "", "labelled validation queries of this corpus, JSON Lines {\"q\": ..., \"relevant\": [ids]}: "+
 			"the default re-ranker, with its parameters, becomes the best of "+strings.Join(search.SelectCandidates, ", ")+" on them (P@10); empty: "+
 			"the demo corpus's built-in validation queries when --data is empty, else "+rerank.DefaultStrategy),
+		fromClicks: fs.Bool("validation-from-clicks", false, "without --validation: choose the default re-ranker on the judgments the logged search clicks give "+
+			"(POST /v1/events; a position-based click model removes the rank's bias, docs/evaluation.md), at start; no judgments yet: as without"),
 	}
 }
 

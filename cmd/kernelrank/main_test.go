@@ -86,6 +86,10 @@ func TestCommandErrors(t *testing.T) {
 		{"eval", "social", "--tasks", "friends,pets"},
 		{"eval", "social", "--learners", "alignf,twolayer"},
 		{"eval", "social", "--data", "/no/such/dir"},
+		{"serve", "--events-retention", "forever"},
+		{"eval", "clicks", "--generate", "-1"},
+		{"eval", "clicks", "--events", "/no/such/dir"},
+		{"eval", "clicks", "--events", t.TempDir(), "extra"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(ctx, args, &out, &errOut); err == nil {

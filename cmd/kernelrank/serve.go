@@ -16,6 +16,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/admission"
 	"github.com/kernelrank/kernelrank/internal/deploy"
+	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -43,6 +44,8 @@ type serveFlags struct {
 	shutdownTimeout           *time.Duration
 	trustedProxies            *string
 	corsOrigins               *string
+	eventsRetention           *string
+	reselectEvery             *time.Duration
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -87,6 +90,10 @@ func newServeFlags(stderr io.Writer) serveFlags {
 			"comma-separated CIDR prefixes or addresses of load balancers whose X-Forwarded-For names the client (for --rate-limit and the logs); empty: the peer address is the client"),
 		corsOrigins: fs.String("cors-origins", "",
 			"comma-separated origins (https://app.example.com, or * for any) whose browser pages may call the API; empty: none"),
+		eventsRetention: fs.String("events-retention", "1000000,720h",
+			"the impressions and clicks kept (POST /v1/events; a Redis stream with --redis, else files under --cache-dir/events): "+
+				"a count, an age, or both comma-separated (0: no bound)"),
+		reselectEvery: fs.Duration("reselect-every", 0, "with --validation-from-clicks: choose the default re-ranker again, on the clicks logged by then, every this long (0: at start only)"),
 	}
 }
 
@@ -131,6 +138,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	timeouts, web, err := f.httpConfig()
 	if err != nil {
 		return err
+	}
+	if _, err := feedback.ParseRetention(*f.eventsRetention); err != nil {
+		return fmt.Errorf("serve: --events-retention: %w", err) // before the port is bound
 	}
 	// Bind first: a busy port fails now, not after the index is built, and
 	// probes get 503s with the progress, not "connection refused".
@@ -187,8 +197,21 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	}
 	closers = append(closers, c.Close)
 	ix := c.Ix
+	ret, err := feedback.ParseRetention(*f.eventsRetention)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--events-retention: %w", err)
+	}
+	events, err := deploy.OpenEvents(b, *sh.cacheDir, ret)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { events.Close() })
+	var clicks feedback.Log
+	if *sh.fromClicks {
+		clicks = events
+	}
 	am := admission.NewMetrics(reg)
-	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, *sh.data == "", search.Options{
+	engine, choose, err := deploy.NewEngine(ix, b, *sh.validation, clicks, *sh.data == "", search.Options{
 		Window:         *sh.window,
 		MaxFullRank:    *f.maxFullRank,
 		FallbackRank:   *f.fallbackRank,
@@ -198,10 +221,24 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	if err != nil {
 		return nil, nil, err
 	}
-	// The server answers with the built-in default until the choice is made.
+	// The server answers with the built-in default until the choice is
+	// made; on clicks, it is made again as they come.
 	go func() {
-		if err := choose(ctx); err != nil && ctx.Err() == nil {
-			log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
+		var tick <-chan time.Time
+		if clicks != nil && *sh.validation == "" && *f.reselectEvery > 0 {
+			t := time.NewTicker(*f.reselectEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			if err := choose(ctx); err != nil && ctx.Err() == nil {
+				log.Error("the default re-ranker stays "+engine.DefaultStrategy(), "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick: // nil without re-selection: waits for the end
+			}
 		}
 	}()
 	deps := retrain.Deps{Social: *sh.social, Log: log, Search: func(context.Context) (*search.Engine, error) { return engine, nil }}
@@ -247,6 +284,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		Limiter:        admission.NewLimiter(*f.rateLimit, *f.rateBurst, am),
 		TrustedProxies: web.TrustedProxies,
 		CORSOrigins:    web.CORSOrigins,
+		Events:         events,
 	}, log), closeEach, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/deploy"
+	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/internal/retrain"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -76,7 +77,14 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(r
 			return nil, err
 		}
 		// A worker precomputes what the servers serve: the same choice.
-		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, *sh.data == "", search.Options{Window: *sh.window}, log)
+		var clicks feedback.Log
+		if *sh.fromClicks { // the servers' log: the worker only reads it
+			clicks, err = deploy.OpenEvents(b, *sh.cacheDir, feedback.Retention{})
+			if err != nil {
+				return nil, err
+			}
+		}
+		engine, choose, err := deploy.NewEngine(c.Ix, b, *sh.validation, clicks, *sh.data == "", search.Options{Window: *sh.window}, log)
 		if err != nil {
 			return nil, err
 		}

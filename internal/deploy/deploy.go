@@ -20,6 +20,7 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/eval"
+	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/prometheus/client_golang/prometheus"
@@ -109,13 +110,16 @@ func (b *Backends) StoreName(cacheRoot string) string {
 
 // NewEngine is the search engine of a deployment's process over ix, with
 // opt. With validation (the path of --validation) it reads the queries
-// (failing on a bad file), on the demo corpus (demo: no --data) it takes
-// the demo's built-in ones, and returns a function that makes the default
-// re-ranker the best on them, logging the choice; otherwise that function
-// does nothing.
-func NewEngine(ix *index.Index, b *Backends, validation string, demo bool, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
+// (failing on a bad file); else, with clicks (--validation-from-clicks),
+// it judges the clicks logged when the choice is made (ClickValidation);
+// on the demo corpus (demo: no --data) it takes the demo's built-in
+// queries when there are no others. It returns a function that makes the
+// default re-ranker the best on them, logging the choice; with no queries
+// that function does nothing.
+func NewEngine(ix *index.Index, b *Backends, validation string, clicks feedback.Log, demo bool, opt search.Options, log *slog.Logger) (*search.Engine, func(context.Context) error, error) {
 	engine := search.New(ix, b.Loader, opt)
 	var queries []search.LabelledQuery
+	from := "--validation"
 	switch {
 	case validation != "":
 		f, err := os.Open(validation)
@@ -130,20 +134,37 @@ func NewEngine(ix *index.Index, b *Backends, validation string, demo bool, opt s
 		if err != nil {
 			return nil, nil, fmt.Errorf("--validation %s: %w", validation, err)
 		}
-	case demo: // the demo validates itself, as any deployment
-		var err error
-		if queries, err = eval.DemoValidation(); err != nil {
-			return nil, nil, err
+	case demo || clicks != nil:
+		if demo { // the demo validates itself, as any deployment
+			var err error
+			if queries, err = eval.DemoValidation(); err != nil {
+				return nil, nil, err
+			}
+			from = "the demo's validation queries"
 		}
 	default:
 		return engine, func(context.Context) error { return nil }, nil
 	}
 	choose := func(ctx context.Context) error {
-		log.Info("choosing the default re-ranker", "queries", len(queries), "candidates", strings.Join(search.SelectCandidates, ","))
+		queries, from := queries, from
+		if validation == "" && clicks != nil {
+			judged, err := ClickValidation(ctx, clicks, log)
+			if err != nil {
+				return fmt.Errorf("--validation-from-clicks: %w", err)
+			}
+			if len(judged) > 0 {
+				queries, from = judged, "--validation-from-clicks"
+			}
+		}
+		if len(queries) == 0 {
+			log.Info("no validation queries: the default re-ranker stays " + engine.DefaultStrategy())
+			return nil
+		}
+		log.Info("choosing the default re-ranker", "queries", len(queries), "from", from, "candidates", strings.Join(search.SelectCandidates, ","))
 		start := time.Now()
 		sel, err := engine.SelectDefault(ctx, queries)
 		if err != nil {
-			return fmt.Errorf("--validation: %w", err)
+			return fmt.Errorf("%s: %w", from, err)
 		}
 		attrs := []any{"rerank", sel.Strategy, "params", string(sel.Params), "took", time.Since(start).Round(time.Millisecond)}
 		for _, s := range sel.Precision {
@@ -161,6 +182,37 @@ func NewEngine(ix *index.Index, b *Backends, validation string, demo bool, opt s
 		return nil
 	}
 	return engine, choose, nil
+}
+
+// ClickValidation is the validation queries, as a --validation file gives
+// them, that the search clicks of events judge (feedback.Judgments, with
+// its defaults), logging how many.
+func ClickValidation(ctx context.Context, events feedback.Log, log *slog.Logger) ([]search.LabelledQuery, error) {
+	c, err := feedback.CollectLog(ctx, events)
+	if err != nil {
+		return nil, err
+	}
+	judged, m := feedback.Judgments(c.Lists(feedback.Search), feedback.JudgeOptions{})
+	queries := make([]search.LabelledQuery, len(judged))
+	relevant := 0
+	for i, j := range judged {
+		queries[i] = search.LabelledQuery{Query: j.Query, Relevant: make(map[string]bool, len(j.Relevant))}
+		for _, id := range j.Relevant {
+			queries[i].Relevant[id] = true
+		}
+		relevant += len(j.Relevant)
+	}
+	log.Info("click judgments", "events", c.Events(), "queries", len(queries), "relevant", relevant, "em_iterations", m.Iter, "log", events.Where())
+	return queries, nil
+}
+
+// OpenEvents opens the event log of a deployment's server: the stream of
+// b's Redis, or files under cacheRoot/events, kept within ret.
+func OpenEvents(b *Backends, cacheRoot string, ret feedback.Retention) (feedback.Log, error) {
+	if b.Redis != nil {
+		return feedback.NewRedisLog(b.Redis.Client(), "", ret)
+	}
+	return feedback.OpenFileLog(filepath.Join(cacheRoot, "events"), ret)
 }
 
 // OpenIndex opens the index in dir, or the demo index (built on first use

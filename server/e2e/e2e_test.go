@@ -56,6 +56,13 @@ func chromium(t *testing.T) string {
 // network, with its default recommender trained.
 func newServer(t *testing.T) (*httptest.Server, *index.Index) {
 	t.Helper()
+	return newServerWith(t, server.Config{})
+}
+
+// newServerWith is newServer with cfg's settings beside the corpus and the
+// network.
+func newServerWith(t *testing.T, cfg server.Config) *httptest.Server {
+	t.Helper()
 	dir := t.TempDir()
 	jsonl, err := demo.Extract(filepath.Join(dir, "corpus"))
 	if err != nil {
@@ -93,7 +100,8 @@ func newServer(t *testing.T) (*httptest.Server, *index.Index) {
 	if _, err := svc.Model(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(ix, server.Config{Social: svc, Search: search.New(ix, nil, search.Options{})}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Social, cfg.Search = svc, search.New(ix, nil, search.Options{})
+	srv := server.New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, ix

@@ -61,3 +61,52 @@ function fmt(x, digits = 3) { return Number(x).toFixed(digits); }
   document.body.prepend(h('header', {}, h('nav', {'aria-label': 'main'},
     h('a', {class: 'brand', href: '/'}, 'kernelrank'), link('/', 'Search'), link('/learners', 'Learners'), form)));
 })();
+
+// Feedback: each list a page draws is reported to POST /v1/events as
+// impressions (the items shown, with their ranks), and a click on one of
+// its items as a click, with the session id this tab keeps. Sending never
+// disturbs the page: a failure is dropped.
+const feedbackSession = (() => {
+  let s = sessionStorage.getItem('kernelrank-session');
+  if (!s) {
+    s = crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2) + Date.now();
+    sessionStorage.setItem('kernelrank-session', s);
+  }
+  return s;
+})();
+
+// sendEvents posts events in batches of at most 100 (the server's limit);
+// keepalive lets a click's report outlive the page it leaves.
+function sendEvents(events, keepalive = false) {
+  const posts = [];
+  for (let i = 0; i < events.length; i += 100) {
+    posts.push(fetch('/v1/events', {method: 'POST', headers: {'Content-Type': 'application/json'}, keepalive,
+      body: JSON.stringify({events: events.slice(i, i + 100)})}).catch(() => null));
+  }
+  return Promise.all(posts);
+}
+
+// recordList reports the impressions of a list just drawn in container:
+// items are {item, rank} in the order of its children, context says what
+// ranked it ({query, rerank} or {user, model_version}). A click on an
+// element matching selector inside a child is then reported as a click on
+// that child's item.
+function recordList(container, selector, surface, context, items) {
+  const base = {surface, ...context, session: feedbackSession};
+  container.feedback = {base, items, selector};
+  if (!container.dataset.feedback) {
+    container.dataset.feedback = 'on';
+    container.addEventListener('click', recordClick);
+  }
+  const now = new Date().toISOString();
+  return sendEvents(items.map(x => ({...base, kind: 'impression', item: x.item, rank: x.rank, client_time: now})));
+}
+
+function recordClick(e) {
+  const {base, items, selector} = e.currentTarget.feedback;
+  const target = e.target.closest(selector);
+  if (!target) return;
+  const i = [...e.currentTarget.children].findIndex(c => c.contains(target));
+  if (i < 0 || !items[i]) return;
+  sendEvents([{...base, kind: 'click', item: items[i].item, rank: items[i].rank, client_time: new Date().toISOString()}], true);
+}

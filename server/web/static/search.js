@@ -95,6 +95,8 @@ async function search() {
     raw.replaceChildren(...t.results.map(x => item(x, null)));
     ranked.replaceChildren(...r.results.map(x => item(x, textRank, r.window)));
     meta.textContent = r.results.length ? describe(r) : `No image is tagged with any of "${p.q}".`;
+    recordSearch(raw, t);
+    recordSearch(ranked, r);
   } catch (err) {
     if (seq !== latest) return;
     raw.replaceChildren();
@@ -102,6 +104,13 @@ async function search() {
     meta.textContent = '';
     showError(err);
   }
+}
+
+// recordSearch reports the results of answer j drawn in list; a click on a
+// result's picture or title is a click on it.
+function recordSearch(list, j) {
+  return recordList(list, '.thumb, .title', 'search', {query: j.query, rerank: j.rerank.strategy},
+    j.results.map(x => ({item: x.id, rank: x.rank})));
 }
 
 form.addEventListener('submit', e => { e.preventDefault(); search(); });

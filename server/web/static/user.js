@@ -90,12 +90,21 @@ async function show(url, draw, errorId, body) {
   }
 }
 
+// recordSuggestions reports the suggestions of answer j drawn in the rows
+// of tbody (surface friends or groups, the item's id under key); a click
+// on a row's first cell is a click on it.
+function recordSuggestions(tbody, surface, key, j) {
+  return recordList(document.getElementById(tbody), 'td:first-child', surface, {user: j.user, model_version: j.model_version},
+    j.items.map((x, i) => ({item: x[key], rank: i + 1})));
+}
+
 function recommend() {
   const q = new URLSearchParams({k: opts.elements.k.value, learner: opts.elements.learner.value});
   history.replaceState(null, '', '?' + q);
   return Promise.all([
-    show(`${api}/friends?${q}`, friends, 'friends-error', 'friends'),
-    show(`${api}/groups?${new URLSearchParams({learner: q.get('learner')})}`, groups, 'groups-error', 'groups')]);
+    show(`${api}/friends?${q}`, j => { friends(j); recordSuggestions('friends', 'friends', 'user', j); }, 'friends-error', 'friends'),
+    show(`${api}/groups?${new URLSearchParams({learner: q.get('learner')})}`,
+      j => { groups(j); recordSuggestions('groups', 'groups', 'group', j); }, 'groups-error', 'groups')]);
 }
 
 opts.addEventListener('submit', e => { e.preventDefault(); recommend(); });

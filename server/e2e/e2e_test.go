@@ -61,7 +61,7 @@ func newServer(t *testing.T) (*httptest.Server, *index.Index) {
 
 // newServerWith is newServer with cfg's settings beside the corpus and the
 // network.
-func newServerWith(t *testing.T, cfg server.Config) *httptest.Server {
+func newServerWith(t *testing.T, cfg server.Config) (*httptest.Server, *index.Index) {
 	t.Helper()
 	dir := t.TempDir()
 	jsonl, err := demo.Extract(filepath.Join(dir, "corpus"))

@@ -35,7 +35,7 @@ func TestPagesSendEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	ts := newServerWith(t, server.Config{Events: events})
+	ts, _ := newServerWith(t, server.Config{Events: events})
 	ctx := browser(t, path)
 
 	var raw, ranked struct {

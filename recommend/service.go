@@ -89,6 +89,12 @@ type ServiceOptions struct {
 	Locks cache.Cache
 	// TrainLockTTL bounds that wait (default 10 min).
 	TrainLockTTL time.Duration
+	// RetrainAfter (0: never) retrains the default learner on the live
+	// data once this many user changes have been applied (Apply) since
+	// the last retrain; RetrainEvery (0: never) retrains it this often
+	// when any have. Until then new and changed users are folded in.
+	RetrainAfter int
+	RetrainEvery time.Duration
 }
 
 // Service serves recommendations over a social data source, one model per
@@ -112,6 +118,12 @@ type Service struct {
 	mu    sync.Mutex
 	slots map[string]*slot
 
+	// applyMu orders Apply and the live views of models being served
+	// (live.go); retrains counts what Apply started (retrain.go).
+	applyMu  sync.Mutex
+	applied  atomic.Bool // Apply has given the data served
+	retrains retrainState
+
 	trained, loaded, published, loadFailed atomic.Int64
 }
 
@@ -126,6 +138,7 @@ type data struct {
 type slot struct {
 	learner, name string // name: the store's model name (StoreName)
 	model         atomic.Pointer[Model]
+	view          atomic.Pointer[liveView] // the model against the live data (live.go)
 
 	// Guarded by Service.mu.
 	state string    // idle (not brought up), loading, training, ready or failed
@@ -200,7 +213,12 @@ func (s *Service) Start() error {
 		return err
 	}
 	s.bringUpAsync(sl)
-	s.watch.Do(func() { go s.follow() })
+	s.watch.Do(func() {
+		go s.follow()
+		if s.opts.RetrainEvery > 0 {
+			go s.retrainEvery()
+		}
+	})
 	return nil
 }
 
@@ -451,6 +469,7 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 			s.log.Warn("rankings computed on demand are not cached", "err", err)
 		}
 	}
+	s.setView(sl, m)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.model.Store(m)
@@ -537,9 +556,13 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 	if progress != nil {
 		progress("loading data", 0)
 	}
-	d, err := s.loadData(ctx, req.DataPath)
-	if err != nil {
-		return "", err
+	// A service fed by Apply trains on the live data it serves, the
+	// store's snapshot.
+	d, live := s.data.Load(), req.DataPath == "" && s.applied.Load()
+	if !live {
+		if d, err = s.loadData(ctx, req.DataPath); err != nil {
+			return "", err
+		}
 	}
 	m, err := s.build(ctx, sl.learner, d, progress)
 	if err != nil {
@@ -551,8 +574,8 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 	if m.version, err = s.publish(ctx, sl, m, req.Version); err != nil {
 		return "", err
 	}
-	if d.version == s.data.Load().version {
-		s.serve(sl, m, "trained", "", time.Since(start))
+	if live || d.version == s.data.Load().version {
+		s.serve(sl, m, "trained", "", time.Since(start)) // with the changes since folded in
 	}
 	return m.version, nil
 }

@@ -19,11 +19,15 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "social" {
 		return evalSocial(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "foldin" {
+		return evalFoldIn(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "images" {
 		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K] | --demo [--json]")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
-		return errors.New("eval needs a protocol: images, learners or social")
+		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalFoldInUsage, "usage: "))
+		return errors.New("eval needs a protocol: images, learners, social or foldin")
 	}
 	fs := flag.NewFlagSet("eval images", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -542,11 +542,19 @@ feed:
 }
 
 func (rep *SocialReport) addRows(task string, scorers []scorer, per [][][]float64) {
+	rep.Rows = append(rep.Rows, socialRows(task, scorers, per)...)
+}
+
+// socialRows are the mean of each metric of each scorer over the users
+// (per as forUsers returns it).
+func socialRows(task string, scorers []scorer, per [][][]float64) []SocialRow {
+	var rows []SocialRow
 	for s, sc := range scorers {
 		for m, name := range SocialMetrics {
-			rep.Rows = append(rep.Rows, SocialRow{task, sc.name, name, metrics.Mean(per[s][m])})
+			rows = append(rows, SocialRow{task, sc.name, name, metrics.Mean(per[s][m])})
 		}
 	}
+	return rows
 }
 
 // PrintSocial writes the report as tables: metrics per method and task, then

@@ -13,6 +13,12 @@ type retrainState struct {
 	running bool
 }
 
+// RetrainOnChanges sets ServiceOptions.RetrainAfter and RetrainEvery;
+// call it before Start.
+func (s *Service) RetrainOnChanges(after int, every time.Duration) {
+	s.opts.RetrainAfter, s.opts.RetrainEvery = after, every
+}
+
 // countChanges records n applied user changes and starts a retrain when
 // ServiceOptions.RetrainAfter are pending.
 func (s *Service) countChanges(n int) {

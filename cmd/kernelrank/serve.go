@@ -43,6 +43,8 @@ type serveFlags struct {
 	shutdownTimeout           *time.Duration
 	trustedProxies            *string
 	corsOrigins               *string
+	retrainAfter              *int
+	retrainEvery              *time.Duration
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -87,6 +89,8 @@ func newServeFlags(stderr io.Writer) serveFlags {
 			"comma-separated CIDR prefixes or addresses of load balancers whose X-Forwarded-For names the client (for --rate-limit and the logs); empty: the peer address is the client"),
 		corsOrigins: fs.String("cors-origins", "",
 			"comma-separated origins (https://app.example.com, or * for any) whose browser pages may call the API; empty: none"),
+		retrainAfter: fs.Int("retrain-after", 0, "retrain the recommender on the live social data once this many user changes are applied (0: never); until then new and changed users are folded into the served model"),
+		retrainEvery: fs.Duration("retrain-every", 0, "retrain the recommender on the live social data this often when users changed (0: never)"),
 	}
 }
 
@@ -212,6 +216,10 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		if svc, socialDir, err = deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
 			return nil, nil, err
 		}
+		if *f.retrainAfter < 0 || *f.retrainEvery < 0 {
+			return nil, nil, fmt.Errorf("serve: --retrain-after and --retrain-every must not be negative")
+		}
+		svc.RetrainOnChanges(*f.retrainAfter, *f.retrainEvery)
 		if err := svc.Start(); err != nil {
 			return nil, nil, fmt.Errorf("--recommend-learner: %w", err)
 		}

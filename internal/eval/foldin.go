@@ -32,8 +32,9 @@ type FoldInConfig struct {
 	Progress io.Writer
 }
 
-// FoldInReport is the outcome of the fold-in protocol: rows of task
-// "fold-in" for the methods fold-in, retrain and adamic-adar.
+// FoldInReport is the outcome of the fold-in protocol: rows of the tasks
+// FoldInAll and FoldInKnown for the methods fold-in, retrain and
+// adamic-adar.
 type FoldInReport struct {
 	Format                      string
 	Users, Friendships, Hidden  int
@@ -172,22 +173,42 @@ func FoldIn(ctx context.Context, cfg FoldInConfig) (*FoldInReport, error) {
 		aa,
 	}
 	rep.TestUsers = len(hidden)
-	per, err := forUsers(ctx, hidden, cfg.Workers, n, scorers, progress, "fold-in", func(u int, score []float64) []bool {
-		return metrics.Rank(n, score, tie, func(v int) bool { return v == u || contains(liveAdj[u], v) },
-			func(v int) bool { return contains(testAdj[u], v) })
-	}, func(u int, items []int) []bool {
-		ranked := make([]bool, len(items))
-		for i, v := range items {
-			ranked[i] = contains(testAdj[u], v)
-		}
-		return ranked
-	}, func(u int) int { return len(testAdj[u]) })
-	if err != nil {
-		return nil, err
+	// Every held-out friendship, and those to users of the first model.
+	known := make([][]int, n)
+	for _, h := range hidden {
+		known[h] = slices.DeleteFunc(slices.Clone(testAdj[h]), func(v int) bool { return isHidden[v] })
 	}
-	rep.Rows = socialRows("fold-in", scorers, per)
+	for _, task := range []struct {
+		name string
+		test [][]int
+	}{{FoldInAll, testAdj}, {FoldInKnown, known}} {
+		test := task.test
+		users := slices.DeleteFunc(slices.Clone(hidden), func(h int) bool { return len(test[h]) == 0 })
+		per, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, task.name, func(u int, score []float64) []bool {
+			return metrics.Rank(n, score, tie, func(v int) bool { return v == u || contains(liveAdj[u], v) },
+				func(v int) bool { return contains(test[u], v) })
+		}, func(u int, items []int) []bool {
+			ranked := make([]bool, len(items))
+			for i, v := range items {
+				ranked[i] = contains(test[u], v)
+			}
+			return ranked
+		}, func(u int) int { return len(test[u]) })
+		if err != nil {
+			return nil, err
+		}
+		rep.Rows = append(rep.Rows, socialRows(task.name, scorers, per)...)
+	}
 	return rep, nil
 }
+
+// The tasks of the fold-in report: every held-out friendship of the
+// hidden users, and only those to users of the model trained without them
+// (fold-in ranks those users alone).
+const (
+	FoldInAll   = "all held-out friends"
+	FoldInKnown = "held-out friends in the model"
+)
 
 // PrintFoldIn writes the report as a table.
 func PrintFoldIn(w io.Writer, rep *FoldInReport, cfg FoldInConfig) {
@@ -195,12 +216,14 @@ func PrintFoldIn(w io.Writer, rep *FoldInReport, cfg FoldInConfig) {
 		rep.Format, rep.Users, rep.Friendships, cfg.Seed, rep.Hidden, rep.Revealed, rep.Test)
 	fmt.Fprintf(w, "training without them %v (friend scorer %s), retraining with them %v (%s); %d fold-ins %v\n",
 		rep.Train.Round(time.Millisecond), rep.FriendScorer, rep.Retrain.Round(time.Millisecond), rep.RetrainScorer, rep.Hidden, rep.FoldIn.Round(time.Millisecond))
-	fmt.Fprintf(w, "%-12s", "method")
-	for _, m := range SocialMetrics {
-		fmt.Fprintf(w, " %8s", m)
-	}
-	fmt.Fprintln(w)
 	for r := 0; r < len(rep.Rows); r += len(SocialMetrics) {
+		if r == 0 || rep.Rows[r].Task != rep.Rows[r-1].Task {
+			fmt.Fprintf(w, "%s:\n%-12s", rep.Rows[r].Task, "method")
+			for _, m := range SocialMetrics {
+				fmt.Fprintf(w, " %8s", m)
+			}
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "%-12s", rep.Rows[r].Method)
 		for _, row := range rep.Rows[r : r+len(SocialMetrics)] {
 			fmt.Fprintf(w, " %8.4f", row.Value)

@@ -2,12 +2,14 @@ package recommend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -282,4 +284,42 @@ func (v *liveView) friends(a, b string) bool {
 // when its kernels cannot fold users in.
 func (v *liveView) notFoldable(id string) *Friends {
 	return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s was added after model version %s was trained, and its kernels (thesis mode) cannot fold new users in: it gets recommendations once a retrain includes it", id, v.model.version)}
+}
+
+// SnapshotSource is a Source that also gives earlier versions of its data
+// (the social store keeps the snapshots models were trained on). With
+// one, a service whose data moved on since the published model's loads
+// that model on its own data and folds the changes in, rather than
+// training: at start, and when another process publishes.
+type SnapshotSource interface {
+	Source
+	// Snapshot returns the data set whose Version is version, or an error
+	// when it is not kept.
+	Snapshot(ctx context.Context, version string) (*social.Dataset, error)
+}
+
+// loadFitting loads version of sl's model for the data d: on d itself,
+// or, for a model of other data and a SnapshotSource, on the snapshot
+// it was trained on (serve then folds the changes since in). Errors are
+// Load's.
+func (s *Service) loadFitting(sl *slot, version string, d *data) (*Model, error) {
+	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+	src, ok := s.src.(SnapshotSource)
+	if !errors.Is(err, ErrDataVersion) || !ok {
+		return m, err
+	}
+	b, rerr := s.store.Read(s.life, sl.name, version, partMeta)
+	if rerr != nil {
+		return nil, err
+	}
+	v, rerr := cache.Decode(b)
+	var md meta
+	if rerr != nil || json.Unmarshal(v.Bytes, &md) != nil {
+		return nil, err
+	}
+	snap, serr := src.Snapshot(s.life, md.DataVersion)
+	if serr != nil {
+		return nil, fmt.Errorf("%w; its data is not kept: %v", err, serr)
+	}
+	return Load(s.life, s.store, sl.name, version, snap, md.DataVersion)
 }

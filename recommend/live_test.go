@@ -175,3 +175,47 @@ func TestServiceRetrainAfter(t *testing.T) {
 		t.Error("the retrained model still folds the added user in")
 	}
 }
+
+// snapshotSource serves ds and keeps earlier data sets by version.
+type snapshotSource struct {
+	dataSource
+	kept map[string]*social.Dataset
+}
+
+func (s snapshotSource) Snapshot(_ context.Context, version string) (*social.Dataset, error) {
+	if ds, ok := s.kept[version]; ok {
+		return ds, nil
+	}
+	return nil, errors.New("not kept")
+}
+
+// A server starting on data that moved on since the published model
+// loads that model on the snapshot it was trained on and folds the
+// changes in, rather than training.
+func TestServiceStartsOnSnapshot(t *testing.T) {
+	full := demoData(t)
+	const added = 17
+	start := full.Filter(func(i int) bool { return i != added }, func(int, int) bool { return true })
+	store, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := recommend.ServiceOptions{Options: recommend.Options{Learner: "uniform"}, TopK: 10, PollInterval: poll}
+	first, err := recommend.NewService(context.Background(), dataSource{start}, store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := model(t, first)
+	src := snapshotSource{dataSource{full}, map[string]*social.Dataset{start.Version(): start}}
+	second, err := recommend.NewService(context.Background(), src, store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model(t, second)
+	if c := second.Counts(); c.Trained != 0 || c.Loaded != 1 || m.Version() != published.Version() {
+		t.Fatalf("counts %+v, version %s (published %s)", c, m.Version(), published.Version())
+	}
+	if _, folded := friendIDs(t, second, m, full.Users[added].ID, 5); !folded {
+		t.Error("the user added since the snapshot is not folded in")
+	}
+}

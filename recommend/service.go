@@ -317,7 +317,7 @@ func (s *Service) bringUp(sl *slot) error {
 	switch {
 	case err == nil:
 		log.Info("loading the published recommender", "version", version)
-		m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+		m, err := s.loadFitting(sl, version, d)
 		if err == nil {
 			s.loaded.Add(1)
 			s.serve(sl, m, "store", "", time.Since(start))
@@ -498,7 +498,7 @@ func (s *Service) trainLock(sl *slot, log *slog.Logger) (unlock func(), m *Model
 		case ok:
 			// A version may have been published since we looked.
 			if v, err := s.store.Current(s.life, sl.name); err == nil {
-				if m, err := Load(s.life, s.store, sl.name, v, s.data.Load().ds, s.data.Load().version); err == nil {
+				if m, err := s.loadFitting(sl, v, s.data.Load()); err == nil {
 					unlock()
 					return nil, m
 				}
@@ -507,7 +507,7 @@ func (s *Service) trainLock(sl *slot, log *slog.Logger) (unlock func(), m *Model
 		}
 		if v, err := s.store.Current(s.life, sl.name); err == nil {
 			d := s.data.Load()
-			m, err := Load(s.life, s.store, sl.name, v, d.ds, d.version)
+			m, err := s.loadFitting(sl, v, d)
 			if err != nil {
 				log.Warn("the version another server trained cannot be served; training", "version", v, "err", err)
 				return noop, nil
@@ -640,8 +640,8 @@ func (s *Service) switchTo(sl *slot, version string) {
 	log.Info("a new recommender version is published; loading it")
 	start := time.Now()
 	d := s.data.Load()
-	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
-	if errors.Is(err, ErrDataVersion) {
+	m, err := s.loadFitting(sl, version, d)
+	if errors.Is(err, ErrDataVersion) && !s.applied.Load() { // data served from files: re-read them
 		log.Info("the new version was trained on other data; re-reading the data source")
 		var nd *data
 		if nd, err = s.loadData(s.life, ""); err == nil {

@@ -6,28 +6,14 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/recommend"
-	"github.com/kernelrank/kernelrank/social"
 )
-
-// adjacency returns the friends and groups of every user of ds.
-func adjacency(ds *social.Dataset) (friends, groups [][]int) {
-	friends, groups = make([][]int, ds.N()), make([][]int, ds.N())
-	for _, e := range ds.Friends {
-		friends[e[0]] = append(friends[e[0]], e[1])
-		friends[e[1]] = append(friends[e[1]], e[0])
-	}
-	for _, m := range ds.Memberships {
-		groups[m[0]] = append(groups[m[0]], m[1])
-	}
-	return friends, groups
-}
 
 // A user the model was trained on, folded in with its own data, gets the
 // scores, friends and groups the model gives it: the fold-in repeats the
 // training's kernels, weights and strength model exactly.
 func TestFoldInTrainedUserIsExact(t *testing.T) {
 	ds := demoData(t)
-	friends, groups := adjacency(ds)
+	friends, groups := ds.Adjacency()
 	for _, opts := range []recommend.Options{{}, {Select: recommend.SelectOptions{Scorer: recommend.ScorerAdamicAdar, GroupScorer: recommend.GroupRegLaplacian}}} {
 		m := train(t, ds, opts)
 		want := make([]float64, ds.N())
@@ -90,7 +76,7 @@ func TestFoldInNewUser(t *testing.T) {
 	const hidden = 17
 	trainDS := ds.Filter(func(i int) bool { return i != hidden }, func(int, int) bool { return true })
 	m := train(t, trainDS, recommend.Options{})
-	friends, groups := adjacency(ds)
+	friends, groups := ds.Adjacency()
 	fu := ds.FoldUser(hidden, friends[hidden][:len(friends[hidden])/2], groups[hidden], trainDS)
 	if fu.Index != -1 || len(fu.Friends) != len(friends[hidden])/2 {
 		t.Fatalf("fold-in user %+v", fu)

@@ -39,7 +39,7 @@ func liveService(t *testing.T, ds *social.Dataset, opts recommend.ServiceOptions
 // changedBy lists the users whose relations the given friendships touch,
 // and the users themselves.
 func changedBy(ds *social.Dataset, users ...int) []string {
-	friends, _ := adjacency(ds)
+	friends, _ := ds.Adjacency()
 	var out []string
 	for _, u := range users {
 		out = append(out, ds.Users[u].ID)
@@ -69,7 +69,7 @@ func friendIDs(t *testing.T, s *recommend.Service, m *recommend.Model, id string
 // gone from every list; nothing is retrained.
 func TestServiceApplyFoldsIn(t *testing.T) {
 	full := demoData(t)
-	friends, _ := adjacency(full)
+	friends, _ := full.Adjacency()
 	const added = 17
 	a := 40
 	b := friends[a][0]

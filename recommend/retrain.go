@@ -44,23 +44,16 @@ func (s *Service) PendingChanges() int {
 // retrainEvery retrains every RetrainEvery while changes are pending,
 // until the service's life ends.
 func (s *Service) retrainEvery() {
-	t := time.NewTicker(s.opts.RetrainEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.life.Done():
-			return
-		case <-t.C:
-			r := &s.retrains
-			r.mu.Lock()
-			start := r.pending > 0 && !r.running
-			r.running = r.running || start
-			r.mu.Unlock()
-			if start {
-				s.retrainLive()
-			}
+	s.every(s.opts.RetrainEvery, func() {
+		r := &s.retrains
+		r.mu.Lock()
+		start := r.pending > 0 && !r.running
+		r.running = r.running || start
+		r.mu.Unlock()
+		if start {
+			s.retrainLive()
 		}
-	}
+	})
 }
 
 // retrainLive trains and publishes the default learner's model on the

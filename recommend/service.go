@@ -582,15 +582,18 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 
 // follow polls the published versions every PollInterval until the
 // service's life ends.
-func (s *Service) follow() {
-	t := time.NewTicker(s.opts.PollInterval)
+func (s *Service) follow() { s.every(s.opts.PollInterval, s.poll) }
+
+// every calls fn every d until the service's life ends.
+func (s *Service) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.life.Done():
 			return
 		case <-t.C:
-			s.poll()
+			fn()
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package social
 
+import "slices"
+
 // Filter returns the data set with only the users keepUser accepts (by
 // index; their order and the groups kept) and the friendships between
 // them that keepFriend accepts (i < j, indices of ds); memberships and
@@ -32,4 +34,20 @@ func (ds *Dataset) Filter(keepUser func(i int) bool, keepFriend func(i, j int) b
 		}
 	}
 	return out
+}
+
+// Adjacency returns the friends and the groups of every user, sorted.
+func (ds *Dataset) Adjacency() (friends, groups [][]int) {
+	friends, groups = make([][]int, ds.N()), make([][]int, ds.N())
+	for _, e := range ds.Friends {
+		friends[e[0]] = append(friends[e[0]], e[1])
+		friends[e[1]] = append(friends[e[1]], e[0])
+	}
+	for _, m := range ds.Memberships {
+		groups[m[0]] = append(groups[m[0]], m[1])
+	}
+	for u := range friends {
+		slices.Sort(friends[u])
+	}
+	return friends, groups
 }

@@ -7,24 +7,11 @@ import (
 	"testing"
 )
 
-// adjacency returns the friends and groups of every user of ds.
-func adjacency(ds *Dataset) (friends, groups [][]int) {
-	friends, groups = make([][]int, ds.N()), make([][]int, ds.N())
-	for _, e := range ds.Friends {
-		friends[e[0]] = append(friends[e[0]], e[1])
-		friends[e[1]] = append(friends[e[1]], e[0])
-	}
-	for _, m := range ds.Memberships {
-		groups[m[0]] = append(groups[m[0]], m[1])
-	}
-	return friends, groups
-}
-
 // A user of the data set folded into its own kernels gets its own row, in
 // every mode that folds in and with the random visual features.
 func TestFoldInOwnUserIsItsRow(t *testing.T) {
 	ds := loadTiny(t)
-	friends, groups := adjacency(ds)
+	friends, groups := ds.Adjacency()
 	for _, opts := range []KernelOptions{{}, {Mode: ModeCosine}, {VisualDenseMax: 4, VisualFeatures: 64, Seed: 3}} {
 		ks, err := BuildKernels(context.Background(), ds, ds.FullView(), opts)
 		if err != nil {

@@ -2,18 +2,14 @@ package eval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/recommend"
-	"github.com/kernelrank/kernelrank/social"
 )
 
 // FoldInConfig configures the fold-in protocol.
@@ -66,15 +62,7 @@ func FoldIn(ctx context.Context, cfg FoldInConfig) (*FoldInReport, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	dir := cfg.Data
-	if dir == "" {
-		root, ok := dataset.DataDir()
-		if !ok {
-			return nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_SHARED_DATA)")
-		}
-		dir = filepath.Join(root, "social", "blogcatalog")
-	}
-	ds, _, err := social.LoadDir(dir, social.ImportOptions{})
+	ds, err := loadSocial(cfg.Data, "blogcatalog")
 	if err != nil {
 		return nil, err
 	}

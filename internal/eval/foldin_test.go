@@ -2,10 +2,7 @@ package eval
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
-
-	"github.com/kernelrank/kernelrank/internal/demo"
 )
 
 // The fold-in protocol on a generated network: the split's counts add up,
@@ -15,15 +12,7 @@ func TestFoldInOnTheDemoNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the fold-in protocol")
 	}
-	gen, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{Users: 300})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "net")
-	if err := gen.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := FoldIn(context.Background(), FoldInConfig{Data: dir, Seed: 1, Hidden: 30})
+	rep, err := FoldIn(context.Background(), FoldInConfig{Data: demoNetwork(t, 300), Seed: 1, Hidden: 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package mklr
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -13,7 +11,8 @@ import (
 // and base[t] = K^t(x, .) of the base kernels the model was trained with
 // (Options.Base, in order). x's features are k at the imports' users, as
 // a user's are its row's. With a user's own rows it repeats ScoreAll's
-// arithmetic but for the order of the sums, so the two agree to rounding.
+// arithmetic but for the order of the kernel terms' sums, so the two
+// agree to rounding.
 func (m *Model) ScoreNew(k []float64, base [][]float64, dst []float64) error {
 	if len(k) != m.n || len(dst) != m.n || len(base) != len(m.baseW) {
 		return fmt.Errorf("mklr: rows of %d and %d base rows for %d users and %d base kernels", len(k), len(base), m.n, len(m.baseW))
@@ -23,9 +22,7 @@ func (m *Model) ScoreNew(k []float64, base [][]float64, dst []float64) error {
 			return fmt.Errorf("mklr: base row %d has %d entries for %d users", t, len(r), m.n)
 		}
 	}
-	for j := range dst {
-		dst[j] = m.bias
-	}
+	clear(dst)
 	if m.kernelTerm {
 		floats.AddScaled(dst, m.gamma, k)
 	}
@@ -33,10 +30,12 @@ func (m *Model) ScoreNew(k []float64, base [][]float64, dst []float64) error {
 		floats.AddScaled(dst, g, base[t])
 	}
 	if m.feat == nil {
+		m.addPairs(nil, m.bias, dst)
 		return nil
 	}
-	// x's feature row, as setFeatures forms a user's.
-	fx := make([]float64, len(m.feat.RawRowView(0)))
+	// x's feature row and its part of the sum, as setFeatures forms a
+	// user's.
+	fx := make([]float64, m.feat.RawMatrix().Cols)
 	quad := 0.0
 	for s, p := range m.imports {
 		if m.pair == PairTensor {
@@ -51,22 +50,6 @@ func (m *Model) ScoreNew(k []float64, base [][]float64, dst []float64) error {
 			quad += m.alpha[s] * e
 		}
 	}
-	floats.AddConst(quad, dst)
-	switch m.pair {
-	case PairDifference:
-		floats.Sub(dst, m.quad)
-		return nil
-	case PairSquared:
-		floats.Add(dst, m.quad)
-	}
-	x := make([]float64, len(fx))
-	for s, a := range m.alpha {
-		if m.pair == PairTensor {
-			x[2*s], x[2*s+1] = a*fx[2*s+1], a*fx[2*s]
-		} else {
-			x[s] = -2 * a * fx[s]
-		}
-	}
-	blas64.Gemv(blas.NoTrans, 1, m.feat.RawMatrix(), blas64.Vector{N: len(x), Inc: 1, Data: x}, 1, blas64.Vector{N: m.n, Inc: 1, Data: dst})
+	m.addPairs(fx, m.bias+quad, dst)
 	return nil
 }

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 	}
 	s.applyMu.Lock()
 	old := s.data.Load()
-	nd := &data{ds: ds, version: ds.Version(), all: newRelations(ds, ds.FullView())}
+	nd := &data{ds: ds, all: datasetRelations(ds)}
 	s.mu.Lock()
 	slots := slices.Collect(maps.Values(s.slots))
 	s.mu.Unlock()
@@ -56,6 +57,48 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 	s.applyMu.Unlock()
 	s.countChanges(len(changed))
 	return nil
+}
+
+// datasetRelations is newRelations of a data set's own relations, which
+// are sorted and unique: each user's lists are slices of one array,
+// filled in order, so that a change applied costs two passes and few
+// allocations.
+func datasetRelations(ds *social.Dataset) relations {
+	adj := func(n int, pairs [][2]int, both bool) [][]int {
+		count := make([]int, n+1)
+		for _, p := range pairs {
+			count[p[0]+1]++
+			if both {
+				count[p[1]+1]++
+			}
+		}
+		for i := range n {
+			count[i+1] += count[i]
+		}
+		flat, next := make([]int, count[n]), slices.Clone(count[:n])
+		put := func(u, v int) { flat[next[u]] = v; next[u]++ }
+		if both { // the lower ends before the higher: sorted, as pairs are (i < j) in order
+			for _, p := range pairs {
+				put(p[1], p[0])
+			}
+		}
+		for _, p := range pairs {
+			put(p[0], p[1])
+		}
+		out := make([][]int, n)
+		for u := range out {
+			out[u] = flat[count[u]:count[u+1]:count[u+1]]
+		}
+		return out
+	}
+	r := relations{friends: adj(ds.N(), ds.Friends, true), groups: adj(ds.N(), ds.Memberships, false)}
+	inverse := make([][2]int, len(ds.Memberships))
+	for i, m := range ds.Memberships {
+		inverse[i] = [2]int{m[1], m[0]}
+	}
+	slices.SortFunc(inverse, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
+	r.members = adj(len(ds.Groups), inverse, false)
+	return r
 }
 
 // setView computes the live view of a model about to be served.
@@ -83,7 +126,7 @@ type liveView struct {
 // then so are its friends, before and after).
 func newLiveView(m *Model, d *data) *liveView {
 	v := &liveView{model: m, data: d, stale: map[string]bool{}}
-	if m.dataVersion == d.version {
+	if m.dataVersion == d.version() {
 		return v
 	}
 	mine := newRelations(m.ds, m.ds.FullView())
@@ -303,7 +346,7 @@ type SnapshotSource interface {
 // it was trained on (serve then folds the changes since in). Errors are
 // Load's.
 func (s *Service) loadFitting(sl *slot, version string, d *data) (*Model, error) {
-	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version())
 	src, ok := s.src.(SnapshotSource)
 	if !errors.Is(err, ErrDataVersion) || !ok {
 		return m, err

@@ -129,9 +129,18 @@ type Service struct {
 
 // data is one load of the social data.
 type data struct {
-	ds      *social.Dataset
-	version string
-	all     relations // every friendship and membership, for profiles
+	ds  *social.Dataset
+	all relations // every friendship and membership, for profiles
+
+	once sync.Once
+	v    string
+}
+
+// version is the data's Version, computed on first use: O(data), which
+// a change applied (Apply) need not pay before it is asked.
+func (d *data) version() string {
+	d.once.Do(func() { d.v = d.ds.Version() })
+	return d.v
 }
 
 // slot is one learner's served model and state.
@@ -194,7 +203,7 @@ func (s *Service) loadData(ctx context.Context, path string) (*data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &data{ds: ds, version: ds.Version(), all: newRelations(ds, ds.FullView())}, nil
+	return &data{ds: ds, all: newRelations(ds, ds.FullView())}, nil
 }
 
 // Dataset returns the data set served (the last one loaded).
@@ -373,7 +382,7 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 	}
 	log := s.log.With("learner", learner)
 	start := time.Now()
-	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version)
+	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version())
 	opts := s.trainOptions(learner)
 	opts.Progress = report
 	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
@@ -574,7 +583,7 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 	if m.version, err = s.publish(ctx, sl, m, req.Version); err != nil {
 		return "", err
 	}
-	if live || d.version == s.data.Load().version {
+	if live || d.version() == s.data.Load().version() {
 		s.serve(sl, m, "trained", "", time.Since(start)) // with the changes since folded in
 	}
 	return m.version, nil
@@ -648,7 +657,7 @@ func (s *Service) switchTo(sl *slot, version string) {
 		log.Info("the new version was trained on other data; re-reading the data source")
 		var nd *data
 		if nd, err = s.loadData(s.life, ""); err == nil {
-			if m, err = Load(s.life, s.store, sl.name, version, nd.ds, nd.version); err == nil {
+			if m, err = Load(s.life, s.store, sl.name, version, nd.ds, nd.version()); err == nil {
 				s.data.Store(nd)
 			}
 		}

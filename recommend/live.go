@@ -36,7 +36,6 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 		return err
 	}
 	s.applyMu.Lock()
-	old := s.data.Load()
 	nd := &data{ds: ds, all: datasetRelations(ds)}
 	s.mu.Lock()
 	slots := slices.Collect(maps.Values(s.slots))
@@ -47,7 +46,7 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 			continue // serve computes its view when it comes
 		}
 		if v := sl.view.Load(); v != nil && v.model == m {
-			sl.view.Store(v.extend(old, nd, changed))
+			sl.view.Store(v.extend(v.data, nd, changed))
 		} else {
 			sl.view.Store(newLiveView(m, nd))
 		}

@@ -105,9 +105,6 @@ func (m *Model) regLapFolded(fu *social.FoldUser, dst []float64) {
 	}
 }
 
-// ID returns the folded user's id.
-func (fo *Folded) ID() string { return fo.id }
-
 // Scores returns f(u, v) for the model's users v (not to be modified).
 func (fo *Folded) Scores() []float64 { return fo.f }
 

@@ -63,9 +63,6 @@ func (k NamedKernel) FoldIn(u *FoldUser, dst []float64) error {
 	return nil
 }
 
-// CanFoldIn says whether FoldIn gives the kernel's rows.
-func (k NamedKernel) CanFoldIn() bool { return k.fold != nil }
-
 func foldGroups(u *FoldUser) ([]int, float64)  { return u.Groups, 0 }
 func foldFriends(u *FoldUser) ([]int, float64) { return u.Friends, 0 }
 

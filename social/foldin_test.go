@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -95,5 +96,36 @@ func TestFoldInNewUserByHand(t *testing.T) {
 	}
 	if err := thesis[0].FoldIn(u6, row); !errors.Is(err, ErrNoFoldIn) {
 		t.Errorf("thesis mode folds in: %v", err)
+	}
+}
+
+// Filter drops users with every relation of theirs, and the friendships
+// it is told to, renumbering the rest in order.
+func TestFilter(t *testing.T) {
+	ds := loadTiny(t)
+	out := ds.Filter(func(i int) bool { return i != 2 }, func(i, j int) bool { return [2]int{i, j} != [2]int{0, 1} })
+	if out.N() != 4 || out.Users[2].ID != "u4" {
+		t.Fatalf("users %v", out.Users)
+	}
+	if i, ok := out.UserIndex("u4"); !ok || i != 2 {
+		t.Errorf("u4 at %d, %v", i, ok)
+	}
+	if _, ok := out.UserIndex("u3"); ok {
+		t.Error("u3 kept")
+	}
+	// u1-u2 dropped, u1-u3, u2-u3 and u3-u4 went with u3.
+	if len(out.Friends) != 0 {
+		t.Errorf("friends %v", out.Friends)
+	}
+	// u3's g3 membership and self-comment go; u1 (0), u2 (1), u4 (2), u5 (3).
+	if want := [][2]int{{0, 0}, {1, 1}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}}; !slices.Equal(out.Memberships, want) {
+		t.Errorf("memberships %v, want %v", out.Memberships, want)
+	}
+	if want := []Comment{{0, 1, 2}, {1, 0, 1}, {2, 1, 1}}; !slices.Equal(out.Comments, want) {
+		t.Errorf("comments %v, want %v", out.Comments, want)
+	}
+	friends, groups := ds.Adjacency()
+	if !slices.Equal(friends[2], []int{0, 1, 3}) || !slices.Equal(groups[4], []int{0, 1, 2, 3}) {
+		t.Errorf("adjacency of u3 %v, groups of u5 %v", friends[2], groups[4])
 	}
 }

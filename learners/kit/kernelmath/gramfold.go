@@ -22,6 +22,3 @@ func (g *Gram) RowOf(cols []int, vals []float64, dst []float64) error {
 	}
 	return nil
 }
-
-// Columns returns m, the number of feature columns of X.
-func (g *Gram) Columns() int { return g.m }

@@ -17,7 +17,7 @@ func TestFoldInTrainedUserIsExact(t *testing.T) {
 	for _, opts := range []recommend.Options{{}, {Select: recommend.SelectOptions{Scorer: recommend.ScorerAdamicAdar, GroupScorer: recommend.GroupRegLaplacian}}} {
 		m := train(t, ds, opts)
 		want := make([]float64, ds.N())
-		for u := range ds.N() {
+		for u := 0; u < ds.N(); u += 3 { // a third of the users: the test's time is CI's
 			fo, err := m.FoldIn(ds.Users[u].ID, ds.FoldUser(u, friends[u], groups[u], ds), nil)
 			if err != nil {
 				t.Fatal(err)

@@ -67,7 +67,7 @@ const (
 // co-members counted over u's groups' members' groups; only the
 // regularised Laplacian's comes from sums over all users and groups
 // (regLapSums), bounded by RegLaplacianMaxEntries.
-func (m *Model) groupSignal(sig, u int, f, dst []float64) {
+func (m *Model) groupSignal(sig int, u subject, f, dst []float64) {
 	scratch := func() []float64 {
 		if f == nil {
 			f = make([]float64, m.ds.N())
@@ -79,7 +79,7 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 		m.groupScoresOf(u, f, dst)
 	case 1, 2:
 		clear(dst)
-		for _, v := range m.friends[u] {
+		for _, v := range u.friends {
 			w := 1.0
 			if sig == 2 {
 				w = 1 / math.Log(math.Max(2, float64(len(m.friends[v]))))
@@ -89,14 +89,10 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 			}
 		}
 	case 3:
-		if sums := m.regLapSums(); sums != nil {
-			copy(dst, sums[u*len(m.members):(u+1)*len(m.members)])
-		} else {
-			clear(dst) // no regularised Laplacian: its signal is 0
-		}
+		u.regLap(dst)
 	case sigCoMembers:
 		clear(dst)
-		for _, h := range m.groups[u] {
+		for _, h := range u.groups {
 			for _, v := range m.members[h] {
 				for _, g := range m.groups[v] {
 					dst[g]++
@@ -105,13 +101,37 @@ func (m *Model) groupSignal(sig, u int, f, dst []float64) {
 		}
 	case sigKernelMean:
 		row := scratch()
-		m.combined.Row(u, row)
+		u.combined(row)
 		m.sumOverMembers(row, dst, true)
 	case sigSize:
 		for g, mem := range m.members {
 			dst[g] = math.Log1p(float64(len(mem)))
 		}
 	}
+}
+
+// subject is the user whose groups a scorer scores: a user of the model
+// (Model.subject) or one folded into it (foldin.go).
+type subject struct {
+	index   int   // in the model; -1 for a user folded in that it lacks
+	friends []int // visible friends, sorted
+	groups  []int // visible groups, sorted
+	// combined sets its row of the combined kernel, regLap (one entry a
+	// group) its regularised-Laplacian signal.
+	combined, regLap func(dst []float64)
+}
+
+// subject returns user u of the model as a subject.
+func (m *Model) subject(u int) subject {
+	return subject{index: u, friends: m.friends[u], groups: m.groups[u],
+		combined: func(dst []float64) { m.combined.Row(u, dst) },
+		regLap: func(dst []float64) {
+			if sums := m.regLapSums(); sums != nil {
+				copy(dst, sums[u*len(m.members):(u+1)*len(m.members)])
+			} else {
+				clear(dst) // no regularised Laplacian: its signal is 0
+			}
+		}}
 }
 
 // regLapSums returns, user-major, the regularised Laplacian applied to
@@ -172,10 +192,13 @@ func groupNeedsStrength(scorer string) bool { return scorer == GroupMKLR || scor
 // over u's candidate groups (the groups u is not in), so that the weights
 // compare a user's groups, not users; size divided by the largest size.
 // f is as for groupSignal.
-func (m *Model) features(u int, f, x []float64) {
+func (m *Model) features(u int, f, x []float64) { m.featuresOf(m.subject(u), f, x) }
+
+// featuresOf is features for any subject.
+func (m *Model) featuresOf(u subject, f, x []float64) {
 	ng := len(m.members)
 	mine := make([]bool, ng)
-	for _, g := range m.groups[u] {
+	for _, g := range u.groups {
 		mine[g] = true
 	}
 	for s := range groupFeatures {
@@ -199,6 +222,11 @@ func (m *Model) features(u int, f, x []float64) {
 // u; f holds f(u, .) when groupNeedsStrength (it is overwritten), and x
 // is scratch of len(groupFeatures) x m for GroupLearned (nil: allocated).
 func (m *Model) scoreGroups(scorer string, u int, f, dst, x []float64) {
+	m.scoreGroupsOf(scorer, m.subject(u), f, dst, x)
+}
+
+// scoreGroupsOf is scoreGroups for any subject.
+func (m *Model) scoreGroupsOf(scorer string, u subject, f, dst, x []float64) {
 	if scorer != GroupLearned {
 		m.groupSignal(slices.Index(groupFeatures, scorer), u, f, dst)
 		return
@@ -207,7 +235,7 @@ func (m *Model) scoreGroups(scorer string, u int, f, dst, x []float64) {
 	if x == nil {
 		x = make([]float64, len(groupFeatures)*ng)
 	}
-	m.features(u, f, x)
+	m.featuresOf(u, f, x)
 	clear(dst)
 	for s, w := range m.groupWeights {
 		for g, v := range x[s*ng : (s+1)*ng] {

@@ -155,8 +155,8 @@ func checkArgs(m *Model, u, k int) error {
 	return nil
 }
 
-func (m *Model) noDataReason(u int) string {
-	return fmt.Sprintf("user %s has no friends, groups, photos, tags, places, faves or comments: there is nothing to recommend from", m.ds.Users[u].ID)
+func noDataReason(id string) string {
+	return fmt.Sprintf("user %s has no friends, groups, photos, tags, places, faves or comments: there is nothing to recommend from", id)
 }
 
 // RecommendFriends ranks the users that are neither u nor u's friends by
@@ -166,12 +166,19 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 	if err := checkArgs(m, u, k); err != nil {
 		return nil, err
 	}
-	if m.noData[u] {
-		return &Friends{Items: []FriendRec{}, Reason: m.noDataReason(u)}, nil
+	return m.friendsAnswer(m.ds.Users[u].ID, m.noData[u], m.pairsOf(u), func() ([]int, []float64) { return m.topFriends(u, k) }), nil
+}
+
+// friendsAnswer is RecommendFriends' answer for the user id (u) with
+// noData set when it has no data at all, rank giving its top friends and
+// their scores.
+func (m *Model) friendsAnswer(id string, noData bool, u pairSource, rank func() ([]int, []float64)) *Friends {
+	if noData {
+		return &Friends{Items: []FriendRec{}, Reason: noDataReason(id)}
 	}
-	top, score := m.topFriends(u, k)
+	top, score := rank()
 	if len(top) == 0 {
-		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", m.ds.Users[u].ID)}, nil
+		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", id)}
 	}
 	out := &Friends{Items: make([]FriendRec, len(top))}
 	typ := m.typicalCandidate(u)
@@ -179,7 +186,31 @@ func (m *Model) RecommendFriends(u, k int) (*Friends, error) {
 		out.Items[r] = m.explain(u, v, typ)
 		out.Items[r].Score = score[r]
 	}
-	return out, nil
+	return out
+}
+
+// pairSource is what an explanation reads of u: a user of the model
+// (pairsOf) or one folded into it (foldin.go).
+type pairSource struct {
+	index   int   // in the model; -1 for a user folded in that it lacks
+	friends []int // visible, sorted
+	// kernelRow sets u's row of base kernel t, kernel gives one entry of
+	// it; scoreRow sets f(u, .), score gives f(u, v); combined gives the
+	// combined kernel's entry.
+	kernelRow       func(t int, dst []float64)
+	kernel          func(t, v int) float64
+	scoreRow        func(dst []float64)
+	score, combined func(v int) float64
+}
+
+// pairsOf returns user u of the model as a pairSource.
+func (m *Model) pairsOf(u int) pairSource {
+	return pairSource{index: u, friends: m.friends[u],
+		kernelRow: func(t int, dst []float64) { m.kernels[t].K.Row(u, dst) },
+		kernel:    func(t, v int) float64 { return m.kernels[t].K.At(u, v) },
+		scoreRow:  func(dst []float64) { m.strength.ScoreAll(u, dst) },
+		score:     func(v int) float64 { return m.strength.Score(u, v) },
+		combined:  func(v int) float64 { return m.combined.At(u, v) }}
 }
 
 // ExplainFriend explains the strength model's f(u, v) for any pair of
@@ -192,7 +223,8 @@ func (m *Model) ExplainFriend(u, v int) (FriendRec, error) {
 	if v < 0 || v >= m.ds.N() || v == u {
 		return FriendRec{}, fmt.Errorf("%w: user index %d out of range [0, %d) or the user itself", learners.ErrInput, v, m.ds.N())
 	}
-	return m.explain(u, v, m.typicalCandidate(u)), nil
+	src := m.pairsOf(u)
+	return m.explain(src, v, m.typicalCandidate(src)), nil
 }
 
 // typical holds the means over u's candidates (the users neither u nor
@@ -205,14 +237,14 @@ type typical struct {
 
 // typicalCandidate returns u's typical candidate; it costs a row of each
 // kernel and of f, once per request.
-func (m *Model) typicalCandidate(u int) typical {
+func (m *Model) typicalCandidate(u pairSource) typical {
 	b := getBuffers(m.ds.N(), 0)
 	defer buffers.Put(b)
 	row := b.users
 	mean := func() float64 {
 		s, n := 0.0, 0
 		for c, x := range row {
-			if c != u && !contains(m.friends[u], c) {
+			if c != u.index && !contains(u.friends, c) {
 				s += x
 				n++
 			}
@@ -220,11 +252,11 @@ func (m *Model) typicalCandidate(u int) typical {
 		return s / float64(max(n, 1))
 	}
 	out := typical{kernel: make([]float64, len(m.kernels))}
-	for t, k := range m.kernels {
-		k.K.Row(u, row)
+	for t := range m.kernels {
+		u.kernelRow(t, row)
 		out.kernel[t] = mean()
 	}
-	m.strength.ScoreAll(u, row)
+	u.scoreRow(row)
 	out.f = mean()
 	return out
 }
@@ -232,9 +264,9 @@ func (m *Model) typicalCandidate(u int) typical {
 // explain returns v's explanation for u but its Score: the common
 // friends, the combined kernel, its contributions and f(u, v) in parts,
 // absolute and relative to u's typical candidate.
-func (m *Model) explain(u, v int, typ typical) FriendRec {
-	common := intersect(m.friends[u], m.friends[v])
-	rec := FriendRec{User: m.ds.Users[v].ID, Strength: m.Strength(u, v), CommonFriends: m.userIDs(common), CommonFriendCount: len(common)}
+func (m *Model) explain(u pairSource, v int, typ typical) FriendRec {
+	common := intersect(u.friends, m.friends[v])
+	rec := FriendRec{User: m.ds.Users[v].ID, Strength: sigmoid(u.score(v) - m.offset), CommonFriends: m.userIDs(common), CommonFriendCount: len(common)}
 	gamma := m.strength.BaseWeights()
 	terms, relative := 0.0, 0.0
 	for t, k := range m.kernels {
@@ -245,7 +277,7 @@ func (m *Model) explain(u, v int, typ typical) FriendRec {
 		// The kernel's coefficient in f: its own term and its share of
 		// the combined kernel's.
 		coef := g + m.strength.Gamma()*w
-		val := k.K.At(u, v)
+		val := u.kernel(t, v)
 		c := Contribution{Kernel: k.Name, Weight: w, Value: val, Part: w * val, Term: g * val, Coefficient: coef, Relative: coef * (val - typ.kernel[t])}
 		rec.Contributions = append(rec.Contributions, c)
 		rec.Kernel += c.Part
@@ -264,9 +296,9 @@ func (m *Model) explain(u, v int, typ typical) FriendRec {
 		rec.Modalities[i].Relative += c.Relative
 	}
 	slices.SortStableFunc(rec.Modalities, func(a, b ModalityPart) int { return cmp.Compare(b.Relative, a.Relative) })
-	rec.LogOdds = m.strength.Score(u, v)
+	rec.LogOdds = u.score(v)
 	rec.Intercept = m.strength.Bias()
-	rec.KernelTerm = m.strength.Gamma() * m.combined.At(u, v)
+	rec.KernelTerm = m.strength.Gamma() * u.combined(v)
 	// mklr does not expose the import pairs' sum alone: it is what the
 	// other parts leave of f (TestFriendScoreParts checks it against the
 	// pair kernel).
@@ -282,33 +314,40 @@ func (m *Model) RecommendGroups(u, k int) (*Groups, error) {
 	if err := checkArgs(m, u, k); err != nil {
 		return nil, err
 	}
+	return m.groupsAnswer(m.ds.Users[u].ID, m.noData[u], m.subject(u), func(f []float64) { m.strength.ScoreAll(u, f) }, func() ([]int, []float64) { return m.topGroups(u, k) }), nil
+}
+
+// groupsAnswer is RecommendGroups' answer for the user id (u) with noData
+// set when it has no data at all; fRow sets f(u, .), rank gives its top
+// groups and their scores.
+func (m *Model) groupsAnswer(id string, noData bool, u subject, fRow func([]float64), rank func() ([]int, []float64)) *Groups {
 	switch {
 	case len(m.members) == 0:
-		return &Groups{Items: []GroupRec{}, Reason: "the data set has no groups"}, nil
-	case m.noData[u]:
-		return &Groups{Items: []GroupRec{}, Reason: m.noDataReason(u)}, nil
+		return &Groups{Items: []GroupRec{}, Reason: "the data set has no groups"}
+	case noData:
+		return &Groups{Items: []GroupRec{}, Reason: noDataReason(id)}
 	}
-	top, score := m.topGroups(u, k)
+	top, score := rank()
 	if len(top) == 0 {
-		return &Groups{Items: []GroupRec{}, Reason: fmt.Sprintf("user %s is in every group", m.ds.Users[u].ID)}, nil
+		return &Groups{Items: []GroupRec{}, Reason: fmt.Sprintf("user %s is in every group", id)}
 	}
 	out := &Groups{Items: make([]GroupRec, len(top))}
-	signals := m.groupSignals(u, top, score)
+	signals := m.groupSignals(u, fRow, top, score)
 	for r, g := range top {
-		friends := intersect(m.friends[u], m.members[g])
+		friends := intersect(u.friends, m.members[g])
 		out.Items[r] = GroupRec{
 			Group: m.ds.Groups[g], Score: score[r], Members: len(m.members[g]),
 			Friends: m.userIDs(friends), FriendCount: len(friends),
 			Scorer: m.groupScorer, Signals: signals[r],
 		}
 	}
-	return out, nil
+	return out
 }
 
 // groupSignals returns what the group scorer read for each of u's top
 // groups (score: their scores): one signal, the score itself, for a
 // single scorer; learned's weighted features, computed again for u.
-func (m *Model) groupSignals(u int, top []int, score []float64) [][]GroupSignal {
+func (m *Model) groupSignals(u subject, fRow func([]float64), top []int, score []float64) [][]GroupSignal {
 	out := make([][]GroupSignal, len(top))
 	if m.groupScorer != GroupLearned {
 		for r := range top {
@@ -319,8 +358,8 @@ func (m *Model) groupSignals(u int, top []int, score []float64) [][]GroupSignal 
 	ng := len(m.members)
 	b := getBuffers(m.ds.N(), ng)
 	defer buffers.Put(b)
-	m.strength.ScoreAll(u, b.users)
-	m.features(u, b.users, b.features)
+	fRow(b.users)
+	m.featuresOf(u, b.users, b.features)
 	for r, g := range top {
 		for s, w := range m.groupWeights {
 			v := b.features[s*ng+g]
@@ -446,17 +485,17 @@ func pick(score []float64, idx []int) []float64 {
 // and ranks big groups first. The prior-corrected strengths, with friends
 // counted as friends, rank neither by size (docs/evaluation.md, "The group
 // score").
-func (m *Model) groupScoresOf(u int, row, score []float64) {
+func (m *Model) groupScoresOf(u subject, row, score []float64) {
 	for j, f := range row {
 		row[j] = sigmoid(f - m.offset)
 	}
-	for _, j := range m.friends[u] {
+	for _, j := range u.friends {
 		row[j] = 1
 	}
 	for g, members := range m.members {
 		s := 0.0
 		for _, j := range members {
-			if j != u {
+			if j != u.index {
 				s += row[j]
 			}
 		}

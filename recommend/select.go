@@ -331,15 +331,21 @@ func (m *Model) friendScores(scorer string, u int, dst, scratch []float64) {
 
 // adamicAdar is ScorerAdamicAdar's score; row is scratch.
 func (m *Model) adamicAdar(u int, dst, row []float64) {
+	m.adamicAdarOver(m.friends[u], dst)
+	m.combined.Row(u, row)
+	addTieBreak(dst, row)
+}
+
+// adamicAdarOver sets dst to the Adamic-Adar score, without tie-break,
+// of a user with the given friends.
+func (m *Model) adamicAdarOver(friends []int, dst []float64) {
 	clear(dst)
-	for _, w := range m.friends[u] {
+	for _, w := range friends {
 		x := 1 / math.Log(math.Max(2, float64(len(m.friends[w]))))
 		for _, v := range m.friends[w] {
 			dst[v] += x
 		}
 	}
-	m.combined.Row(u, row)
-	addTieBreak(dst, row)
 }
 
 // addTieBreak adds to the Adamic-Adar scores in score the combined

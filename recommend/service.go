@@ -89,6 +89,12 @@ type ServiceOptions struct {
 	Locks cache.Cache
 	// TrainLockTTL bounds that wait (default 10 min).
 	TrainLockTTL time.Duration
+	// RetrainAfter (0: never) retrains the default learner on the live
+	// data once this many user changes have been applied (Apply) since
+	// the last retrain; RetrainEvery (0: never) retrains it this often
+	// when any have. Until then new and changed users are folded in.
+	RetrainAfter int
+	RetrainEvery time.Duration
 }
 
 // Service serves recommendations over a social data source, one model per
@@ -112,20 +118,36 @@ type Service struct {
 	mu    sync.Mutex
 	slots map[string]*slot
 
+	// applyMu orders Apply and the live views of models being served
+	// (live.go); retrains counts what Apply started (retrain.go).
+	applyMu  sync.Mutex
+	applied  atomic.Bool // Apply has given the data served
+	retrains retrainState
+
 	trained, loaded, published, loadFailed atomic.Int64
 }
 
 // data is one load of the social data.
 type data struct {
-	ds      *social.Dataset
-	version string
-	all     relations // every friendship and membership, for profiles
+	ds  *social.Dataset
+	all relations // every friendship and membership, for profiles
+
+	once sync.Once
+	v    string
+}
+
+// version is the data's Version, computed on first use: O(data), which
+// a change applied (Apply) need not pay before it is asked.
+func (d *data) version() string {
+	d.once.Do(func() { d.v = d.ds.Version() })
+	return d.v
 }
 
 // slot is one learner's served model and state.
 type slot struct {
 	learner, name string // name: the store's model name (StoreName)
 	model         atomic.Pointer[Model]
+	view          atomic.Pointer[liveView] // the model against the live data (live.go)
 
 	// Guarded by Service.mu.
 	state string    // idle (not brought up), loading, training, ready or failed
@@ -181,7 +203,7 @@ func (s *Service) loadData(ctx context.Context, path string) (*data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &data{ds: ds, version: ds.Version(), all: newRelations(ds, ds.FullView())}, nil
+	return &data{ds: ds, all: newRelations(ds, ds.FullView())}, nil
 }
 
 // Dataset returns the data set served (the last one loaded).
@@ -200,7 +222,12 @@ func (s *Service) Start() error {
 		return err
 	}
 	s.bringUpAsync(sl)
-	s.watch.Do(func() { go s.follow() })
+	s.watch.Do(func() {
+		go s.follow()
+		if s.opts.RetrainEvery > 0 {
+			go s.retrainEvery()
+		}
+	})
 	return nil
 }
 
@@ -299,7 +326,7 @@ func (s *Service) bringUp(sl *slot) error {
 	switch {
 	case err == nil:
 		log.Info("loading the published recommender", "version", version)
-		m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
+		m, err := s.loadFitting(sl, version, d)
 		if err == nil {
 			s.loaded.Add(1)
 			s.serve(sl, m, "store", "", time.Since(start))
@@ -355,7 +382,7 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 	}
 	log := s.log.With("learner", learner)
 	start := time.Now()
-	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version)
+	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version())
 	opts := s.trainOptions(learner)
 	opts.Progress = report
 	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
@@ -451,6 +478,7 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 			s.log.Warn("rankings computed on demand are not cached", "err", err)
 		}
 	}
+	s.setView(sl, m)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.model.Store(m)
@@ -479,7 +507,7 @@ func (s *Service) trainLock(sl *slot, log *slog.Logger) (unlock func(), m *Model
 		case ok:
 			// A version may have been published since we looked.
 			if v, err := s.store.Current(s.life, sl.name); err == nil {
-				if m, err := Load(s.life, s.store, sl.name, v, s.data.Load().ds, s.data.Load().version); err == nil {
+				if m, err := s.loadFitting(sl, v, s.data.Load()); err == nil {
 					unlock()
 					return nil, m
 				}
@@ -488,7 +516,7 @@ func (s *Service) trainLock(sl *slot, log *slog.Logger) (unlock func(), m *Model
 		}
 		if v, err := s.store.Current(s.life, sl.name); err == nil {
 			d := s.data.Load()
-			m, err := Load(s.life, s.store, sl.name, v, d.ds, d.version)
+			m, err := s.loadFitting(sl, v, d)
 			if err != nil {
 				log.Warn("the version another server trained cannot be served; training", "version", v, "err", err)
 				return noop, nil
@@ -537,9 +565,13 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 	if progress != nil {
 		progress("loading data", 0)
 	}
-	d, err := s.loadData(ctx, req.DataPath)
-	if err != nil {
-		return "", err
+	// A service fed by Apply trains on the live data it serves, the
+	// store's snapshot.
+	d, live := s.data.Load(), req.DataPath == "" && s.applied.Load()
+	if !live {
+		if d, err = s.loadData(ctx, req.DataPath); err != nil {
+			return "", err
+		}
 	}
 	m, err := s.build(ctx, sl.learner, d, progress)
 	if err != nil {
@@ -551,23 +583,26 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 	if m.version, err = s.publish(ctx, sl, m, req.Version); err != nil {
 		return "", err
 	}
-	if d.version == s.data.Load().version {
-		s.serve(sl, m, "trained", "", time.Since(start))
+	if live || d.version() == s.data.Load().version() {
+		s.serve(sl, m, "trained", "", time.Since(start)) // with the changes since folded in
 	}
 	return m.version, nil
 }
 
 // follow polls the published versions every PollInterval until the
 // service's life ends.
-func (s *Service) follow() {
-	t := time.NewTicker(s.opts.PollInterval)
+func (s *Service) follow() { s.every(s.opts.PollInterval, s.poll) }
+
+// every calls fn every d until the service's life ends.
+func (s *Service) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.life.Done():
 			return
 		case <-t.C:
-			s.poll()
+			fn()
 		}
 	}
 }
@@ -617,12 +652,12 @@ func (s *Service) switchTo(sl *slot, version string) {
 	log.Info("a new recommender version is published; loading it")
 	start := time.Now()
 	d := s.data.Load()
-	m, err := Load(s.life, s.store, sl.name, version, d.ds, d.version)
-	if errors.Is(err, ErrDataVersion) {
+	m, err := s.loadFitting(sl, version, d)
+	if errors.Is(err, ErrDataVersion) && !s.applied.Load() { // data served from files: re-read them
 		log.Info("the new version was trained on other data; re-reading the data source")
 		var nd *data
 		if nd, err = s.loadData(s.life, ""); err == nil {
-			if m, err = Load(s.life, s.store, sl.name, version, nd.ds, nd.version); err == nil {
+			if m, err = Load(s.life, s.store, sl.name, version, nd.ds, nd.version()); err == nil {
 				s.data.Store(nd)
 			}
 		}

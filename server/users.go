@@ -25,28 +25,29 @@ func (s *Server) getUser(c *gin.Context) {
 }
 
 func (s *Server) friends(c *gin.Context) {
-	s.recommend(c, func(m *recommend.Model, u, k int) (any, string, error) {
-		r, err := m.RecommendFriends(u, k)
+	s.recommend(c, func(learner string, m *recommend.Model, id string, k int) (any, string, bool, error) {
+		r, folded, err := s.cfg.Social.FriendsFor(learner, m, id, k)
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
-		return r.Items, r.Reason, nil
+		return r.Items, r.Reason, folded, nil
 	})
 }
 
 func (s *Server) groups(c *gin.Context) {
-	s.recommend(c, func(m *recommend.Model, u, k int) (any, string, error) {
-		r, err := m.RecommendGroups(u, k)
+	s.recommend(c, func(learner string, m *recommend.Model, id string, k int) (any, string, bool, error) {
+		r, folded, err := s.cfg.Social.GroupsFor(learner, m, id, k)
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
-		return r.Items, r.Reason, nil
+		return r.Items, r.Reason, folded, nil
 	})
 }
 
 // recommend answers a friend or group request: it checks the parameters,
-// waits up to ModelWait for the learner's model and asks it.
-func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int) (items any, reason string, err error)) {
+// waits up to ModelWait for the learner's model and asks it (folded: the
+// user was added or changed since the model's data and is folded in).
+func (s *Server) recommend(c *gin.Context, ask func(learner string, m *recommend.Model, id string, k int) (items any, reason string, folded bool, err error)) {
 	if !s.haveSocial(c) || !onlyParams(c, "k", "learner") {
 		return
 	}
@@ -80,15 +81,11 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		fail(c, http.StatusServiceUnavailable, "model_unavailable", "the "+learner+" recommender could not be trained: "+err.Error())
 		return
 	}
-	// The model's data set, which a new version may have replaced since the
-	// check above.
-	u, ok := m.Dataset().UserIndex(id)
-	if !ok {
-		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id)+" in the data of model version "+m.Version())
+	items, reason, folded, err := ask(learner, m, id, k)
+	if errors.Is(err, recommend.ErrUnknownUser) { // deleted since the check above
+		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(id))
 		return
-	}
-	items, reason, err := ask(m, u, k)
-	if errors.Is(err, learners.ErrInput) {
+	} else if errors.Is(err, learners.ErrInput) {
 		badRequest(c, err.Error())
 		return
 	} else if err != nil {
@@ -97,6 +94,9 @@ func (s *Server) recommend(c *gin.Context, ask func(m *recommend.Model, u, k int
 		return
 	}
 	body := gin.H{"user": id, "learner": learner, "model_version": m.Version(), "k": k, "items": items, "took_ms": ms(time.Since(start))}
+	if folded {
+		body["folded_in"] = true
+	}
 	if reason != "" {
 		body["reason"] = reason
 	}

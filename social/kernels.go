@@ -102,6 +102,8 @@ type NamedKernel struct {
 	K    kernelmath.KernelMatrix
 	// PSD is the thesis-mode check; nil in default mode.
 	PSD *PSDCheck
+
+	fold foldFunc // FoldIn's; nil when the kernel has none
 }
 
 // PSDCheck records the PSD test of thesis mode on the row-scaled,
@@ -212,6 +214,7 @@ type base struct {
 	k       kernelmath.KernelMatrix
 	unit    bool
 	missing string
+	fold    foldFunc // nil: no row for a user outside the kernel (foldin.go)
 }
 
 // kernelInput holds the validated inputs of BuildKernels.
@@ -244,9 +247,9 @@ func (in *kernelInput) build(name string) (base, error) {
 	case KernelComments:
 		return in.comments()
 	case KernelGroups:
-		return in.gram("memberships", len(in.ds.Groups), in.memberships, nil)
+		return in.gram("memberships", len(in.ds.Groups), in.memberships, nil, foldGroups)
 	case KernelFriends:
-		return in.gram("friendships", in.ds.N(), in.directedFriends(), nil)
+		return in.gram("friendships", in.ds.N(), in.directedFriends(), nil, foldFriends)
 	case KernelLocation:
 		return in.sets("places or geo-tagged photos", in.cells)
 	case KernelFaves:
@@ -260,8 +263,8 @@ func (in *kernelInput) build(name string) (base, error) {
 
 // gram returns the Gram kernel of the n x m 0/1 matrix with ones at pairs
 // (weighted by weight[column] when weight is not nil); absent when there are
-// no pairs.
-func (in *kernelInput) gram(missing string, m int, pairs [][2]int, weight []float64) (base, error) {
+// no pairs. cols gives the columns of a user outside the kernel (fold-in).
+func (in *kernelInput) gram(missing string, m int, pairs [][2]int, weight []float64, cols foldColumns) (base, error) {
 	if len(pairs) == 0 {
 		return base{missing: missing}, nil
 	}
@@ -274,7 +277,7 @@ func (in *kernelInput) gram(missing string, m int, pairs [][2]int, weight []floa
 		t[k] = kernelmath.Triplet{I: p[0], J: p[1], V: v}
 	}
 	g, err := kernelmath.NewGram(in.ds.N(), m, t)
-	return base{k: g}, err
+	return base{k: g, fold: gramFold(g, weight, cols)}, err
 }
 
 // directedFriends lists every friendship in both orientations: the
@@ -303,7 +306,7 @@ func (in *kernelInput) sets(missing string, items func(*User) []string) (base, e
 		}
 	}
 	slices.SortFunc(pairs, comparePairs)
-	return in.gram(missing, len(column), slices.Compact(pairs), nil)
+	return in.gram(missing, len(column), slices.Compact(pairs), nil, itemColumns(column, items))
 }
 
 // cells returns the places of a user and the grid cells of its geo-tagged
@@ -334,7 +337,7 @@ func (in *kernelInput) adamicAdar() (base, error) {
 	for k, d := range deg {
 		w[k] = math.Sqrt(1 / math.Log(float64(max(d, 2))))
 	}
-	return in.gram("friendships", in.ds.N(), in.directedFriends(), w)
+	return in.gram("friendships", in.ds.N(), in.directedFriends(), w, foldFriends)
 }
 
 // regLaplacian returns (I + gamma L)^-1 of the friendship graph.
@@ -364,24 +367,18 @@ func (in *kernelInput) textual() (base, error) {
 	for i := range in.ds.Users {
 		u := &in.ds.Users[i]
 		tf := map[int]float64{}
-		count := func(tags []string) {
-			for _, tag := range uniqueStrings(tags) {
-				c, ok := column[tag]
-				if !ok {
-					c = len(column)
-					column[tag] = c
-					docFreq = append(docFreq, 0)
-				}
-				if tf[c] == 0 {
-					docFreq[c]++
-				}
-				tf[c]++
+		eachTag(u, func(tag string) {
+			c, ok := column[tag]
+			if !ok {
+				c = len(column)
+				column[tag] = c
+				docFreq = append(docFreq, 0)
 			}
-		}
-		count(u.Tags)
-		for _, p := range u.Photos {
-			count(p.Tags)
-		}
+			if tf[c] == 0 {
+				docFreq[c]++
+			}
+			tf[c]++
+		})
 		if len(tf) > 0 {
 			users = append(users, i)
 			rowTF = append(rowTF, tf)
@@ -407,7 +404,20 @@ func (in *kernelInput) textual() (base, error) {
 		}
 	}
 	g, err := kernelmath.NewGram(n, len(column), t)
-	return base{k: g, unit: true}, err
+	return base{k: g, unit: true, fold: textualFold(g, n, column, docFreq)}, err
+}
+
+// eachTag calls add once for each distinct profile tag of u and once for
+// each distinct tag of each of its photos: the term counts of its tf.
+func eachTag(u *User, add func(tag string)) {
+	for _, tag := range uniqueStrings(u.Tags) {
+		add(tag)
+	}
+	for _, p := range u.Photos {
+		for _, tag := range uniqueStrings(p.Tags) {
+			add(tag)
+		}
+	}
 }
 
 func uniqueStrings(s []string) []string {
@@ -451,5 +461,5 @@ func (in *kernelInput) comments() (base, error) {
 		return base{k: s}, err
 	}
 	g, err := kernelmath.NewGram(n, len(pairs), t)
-	return base{k: g}, err
+	return base{k: g, fold: foldComments}, err
 }

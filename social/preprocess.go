@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -41,21 +42,33 @@ const lanczosMaxIter = 400
 func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (NamedKernel, error) {
 	switch {
 	case b.unit && opts.Mode != ModeThesis:
-		return NamedKernel{Name: name, K: b.k}, nil
+		return NamedKernel{Name: name, K: b.k, fold: b.fold}, nil
 	case opts.Mode == ModeCosine:
-		return NamedKernel{Name: name, K: kernelmath.CosineScaled(b.k)}, nil
+		k := kernelmath.CosineScaled(b.k)
+		if b.fold == nil {
+			return NamedKernel{Name: name, K: k}, nil
+		}
+		s := b.k.Diag()
+		for i, d := range s {
+			s[i] = invSqrt(d)
+		}
+		return NamedKernel{Name: name, K: k, fold: scaledFold(b.fold, s, s, func(d float64) (float64, float64) { return invSqrt(d), invSqrt(d) })}, nil
 	case opts.Mode == ModeDefault:
 		diag := b.k.Diag()
 		tr := floats.Sum(diag)
 		if !(tr > 0) {
-			return NamedKernel{Name: name, K: b.k}, nil // a zero kernel stays zero
+			return NamedKernel{Name: name, K: b.k, fold: b.fold}, nil // a zero kernel stays zero
 		}
-		c := make([]float64, len(diag))
+		c, ones := make([]float64, len(diag)), make([]float64, len(diag))
 		for i := range c {
-			c[i] = float64(len(diag)) / tr
+			c[i], ones[i] = float64(len(diag))/tr, 1
 		}
 		s, err := kernelmath.RowScaled(b.k, c) // a constant scale: PSD kept
-		return NamedKernel{Name: name, K: s}, err
+		nk := NamedKernel{Name: name, K: s}
+		if b.fold != nil {
+			nk.fold = scaledFold(b.fold, c, ones, func(float64) (float64, float64) { return c[0], 1 })
+		}
+		return nk, err
 	}
 	rowMax, err := kernelmath.KernelRowMax(ctx, b.k)
 	if err != nil {
@@ -81,6 +94,14 @@ func preprocess(ctx context.Context, name string, b base, opts KernelOptions) (N
 		s = s.Shifted(check.Shift)
 	}
 	return NamedKernel{Name: name, K: s, PSD: check}, nil
+}
+
+// invSqrt is CosineScaled's scale of a row with diagonal d.
+func invSqrt(d float64) float64 {
+	if d > 0 {
+		return 1 / math.Sqrt(d)
+	}
+	return 0
 }
 
 // smallestEigenvalue returns the smallest Ritz value of k after Lanczos

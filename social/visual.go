@@ -28,24 +28,11 @@ func (in *kernelInput) visual() (base, error) {
 	var users []int
 	var centroids []float64
 	dim := 0
-	for i, u := range in.ds.Users {
-		var sum []float64
-		count := 0
-		for _, p := range u.Photos {
-			if len(p.Visual) == 0 {
-				continue
-			}
-			if sum == nil {
-				sum = make([]float64, len(p.Visual))
-			}
-			floats.Add(sum, p.Visual)
-			count++
-		}
-		if count > 0 {
-			floats.Scale(1/float64(count), sum)
+	for i := range in.ds.Users {
+		if c := centroid(&in.ds.Users[i]); c != nil {
 			users = append(users, i)
-			centroids = append(centroids, sum...)
-			dim = len(sum)
+			centroids = append(centroids, c...)
+			dim = len(c)
 		}
 	}
 	if len(users) == 0 {
@@ -63,7 +50,7 @@ func (in *kernelInput) visual() (base, error) {
 				k.SetSym(i, users[b], math.Exp(-d2.At(a, b)*inv))
 			}
 		}
-		return base{k: kernelmath.DenseKernel{K: k}, unit: true}, nil
+		return base{k: kernelmath.DenseKernel{K: k}, unit: true, fold: visualDenseFold(users, x, inv)}, nil
 	}
 	sqDist := func(a, b int) float64 {
 		d := 0.0
@@ -96,7 +83,42 @@ func (in *kernelInput) visual() (base, error) {
 		}
 	}
 	// Unit diagonal like the exact RBF it approximates, in every mode.
-	return base{k: kernelmath.CosineScaled(kernelmath.NewLowRank(z)), unit: true}, nil
+	rff := func(c []float64, dst []float64) bool {
+		if len(c) != dim {
+			return false // features of another extractor: as if none
+		}
+		for f := range dst {
+			s := 0.0
+			for r, v := range c {
+				s += v * w.At(r, f)
+			}
+			dst[f] = amp * math.Cos(s+phase[f])
+		}
+		return true
+	}
+	return base{k: kernelmath.CosineScaled(kernelmath.NewLowRank(z)), unit: true, fold: visualFeaturesFold(z, rff)}, nil
+}
+
+// centroid returns the mean visual vector of u's photos that have one
+// (nil: none).
+func centroid(u *User) []float64 {
+	var sum []float64
+	count := 0
+	for _, p := range u.Photos {
+		if len(p.Visual) == 0 {
+			continue
+		}
+		if sum == nil {
+			sum = make([]float64, len(p.Visual))
+		}
+		floats.Add(sum, p.Visual)
+		count++
+	}
+	if count == 0 {
+		return nil
+	}
+	floats.Scale(1/float64(count), sum)
+	return sum
 }
 
 // invSquare returns 1/sigma^2, or 0 when sigma is 0 (all users alike: the

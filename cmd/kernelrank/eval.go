@@ -22,12 +22,16 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "clicks" {
 		return evalClicks(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "foldin" {
+		return evalFoldIn(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "images" {
 		fmt.Fprintln(stderr, "usage: kernelrank eval images [--data PATH] [--seed N] [--json] [--keep P] [--swap P] [--subset N] [--max-tags K] [--served-only] | --demo [--json]")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalLearnersUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalSocialUsage, "usage: "))
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalClicksUsage, "usage: "))
-		return errors.New("eval needs a protocol: images, learners, social or clicks")
+		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(evalFoldInUsage, "usage: "))
+		return errors.New("eval needs a protocol: images, learners, social, clicks or foldin")
 	}
 	fs := flag.NewFlagSet("eval images", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -46,6 +46,8 @@ type serveFlags struct {
 	corsOrigins               *string
 	eventsRetention           *string
 	reselectEvery             *time.Duration
+	retrainAfter              *int
+	retrainEvery              *time.Duration
 }
 
 func newServeFlags(stderr io.Writer) serveFlags {
@@ -94,6 +96,8 @@ func newServeFlags(stderr io.Writer) serveFlags {
 			"the impressions and clicks kept (POST /v1/events; a Redis stream with --redis, else files under --cache-dir/events): "+
 				"a count, an age, or both comma-separated (0: no bound)"),
 		reselectEvery: fs.Duration("reselect-every", 0, "with --validation-from-clicks: choose the default re-ranker again, on the clicks logged by then, every this long (0: at start only)"),
+		retrainAfter:  fs.Int("retrain-after", 0, "retrain the recommender on the live social data once this many user changes are applied (0: never); until then new and changed users are folded into the served model"),
+		retrainEvery:  fs.Duration("retrain-every", 0, "retrain the recommender on the live social data this often when users changed (0: never)"),
 	}
 }
 
@@ -249,6 +253,10 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		if svc, socialDir, err = deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
 			return nil, nil, err
 		}
+		if *f.retrainAfter < 0 || *f.retrainEvery < 0 {
+			return nil, nil, fmt.Errorf("serve: --retrain-after and --retrain-every must not be negative")
+		}
+		svc.RetrainOnChanges(*f.retrainAfter, *f.retrainEvery)
 		if err := svc.Start(); err != nil {
 			return nil, nil, fmt.Errorf("--recommend-learner: %w", err)
 		}

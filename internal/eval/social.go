@@ -107,15 +107,7 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	dir := cfg.Data
-	if dir == "" {
-		root, ok := dataset.DataDir()
-		if !ok {
-			return nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_SHARED_DATA)")
-		}
-		dir = filepath.Join(root, "social", "ego-facebook")
-	}
-	ds, _, err := social.LoadDir(dir, social.ImportOptions{})
+	ds, err := loadSocial(cfg.Data, "ego-facebook")
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +138,20 @@ func Social(ctx context.Context, cfg SocialConfig) (*SocialReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// loadSocial reads the social data in dir, or when dir is empty the data
+// set of ../shared/data/social named def.
+func loadSocial(dir, def string) (*social.Dataset, error) {
+	if dir == "" {
+		root, ok := dataset.DataDir()
+		if !ok {
+			return nil, errors.New("no --data given and ../shared/data not found (set KERNELRANK_SHARED_DATA)")
+		}
+		dir = filepath.Join(root, "social", def)
+	}
+	ds, _, err := social.LoadDir(dir, social.ImportOptions{})
+	return ds, err
 }
 
 // hideFriends hides frac of the friendships for testing (social.HoldOut).
@@ -542,11 +548,19 @@ feed:
 }
 
 func (rep *SocialReport) addRows(task string, scorers []scorer, per [][][]float64) {
+	rep.Rows = append(rep.Rows, socialRows(task, scorers, per)...)
+}
+
+// socialRows are the mean of each metric of each scorer over the users
+// (per as forUsers returns it).
+func socialRows(task string, scorers []scorer, per [][][]float64) []SocialRow {
+	var rows []SocialRow
 	for s, sc := range scorers {
 		for m, name := range SocialMetrics {
-			rep.Rows = append(rep.Rows, SocialRow{task, sc.name, name, metrics.Mean(per[s][m])})
+			rows = append(rows, SocialRow{task, sc.name, name, metrics.Mean(per[s][m])})
 		}
 	}
+	return rows
 }
 
 // PrintSocial writes the report as tables: metrics per method and task, then

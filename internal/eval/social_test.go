@@ -50,11 +50,11 @@ func TestHideFriends(t *testing.T) {
 // network: neighbourhood baselines must beat the textual kernel alone on
 // friends (the generator links friends mostly through shared friends), and
 // friend-vote must find hidden groups.
-func TestSocialOnTheDemoNetwork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the social protocol")
-	}
-	gen, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{Users: 300})
+// demoNetwork writes a generated demo network of the given size and
+// returns its directory.
+func demoNetwork(t *testing.T, users int) string {
+	t.Helper()
+	gen, err := demo.GenerateSocial(demo.DefaultSocialSeed, demo.SocialOptions{Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +62,14 @@ func TestSocialOnTheDemoNetwork(t *testing.T) {
 	if err := gen.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+func TestSocialOnTheDemoNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the social protocol")
+	}
+	dir := demoNetwork(t, 300)
 	rep, err := Social(context.Background(), SocialConfig{Data: dir, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -202,7 +202,18 @@ func (m *Model) ScoreAll(i int, dst []float64) {
 	} else {
 		clear(dst)
 	}
-	floats.AddConst(m.bias+m.quad[i], dst)
+	var ri []float64
+	if m.feat != nil {
+		ri = m.feat.RawRowView(i)
+	}
+	m.addPairs(ri, m.bias+m.quad[i], dst)
+}
+
+// addPairs adds to dst (one entry a user) c and the import pairs' sum
+// between every user and a point with feature row fx (nil without
+// imports) and per-point part of the sum included in c.
+func (m *Model) addPairs(fx []float64, c float64, dst []float64) {
+	floats.AddConst(c, dst)
 	switch {
 	case m.pair == PairDifference:
 		floats.Sub(dst, m.quad)
@@ -213,13 +224,12 @@ func (m *Model) ScoreAll(i int, dst []float64) {
 	if m.feat == nil {
 		return
 	}
-	ri := m.feat.RawRowView(i)
-	x := make([]float64, len(ri))
+	x := make([]float64, len(fx))
 	for s, a := range m.alpha {
 		if m.pair == PairTensor {
-			x[2*s], x[2*s+1] = a*ri[2*s+1], a*ri[2*s]
+			x[2*s], x[2*s+1] = a*fx[2*s+1], a*fx[2*s]
 		} else {
-			x[s] = -2 * a * ri[s]
+			x[s] = -2 * a * fx[s]
 		}
 	}
 	blas64.Gemv(blas.NoTrans, 1, m.feat.RawMatrix(), blas64.Vector{N: len(x), Inc: 1, Data: x}, 1, blas64.Vector{N: m.n, Inc: 1, Data: dst})

@@ -118,12 +118,16 @@ func (s Status) Final() bool { return s == Succeeded || s == Failed || s == Canc
 
 // Job is a job's state as the queue reports it.
 type Job struct {
-	ID         string    `json:"id"`
-	Spec       Spec      `json:"spec"`
-	Status     Status    `json:"status"`
-	Stage      string    `json:"stage,omitempty"`
-	Fraction   float64   `json:"fraction"` // of the work done, 0 to 1
-	Attempts   int       `json:"attempts"` // runs started, retries included
+	ID       string  `json:"id"`
+	Spec     Spec    `json:"spec"`
+	Status   Status  `json:"status"`
+	Stage    string  `json:"stage,omitempty"`
+	Fraction float64 `json:"fraction"` // of the work done, 0 to 1
+	Attempts int     `json:"attempts"` // runs started, retries included
+	// Shards and ShardsDone: of a job split into shards (Split), once they
+	// are queued.
+	Shards     int       `json:"shards,omitempty"`
+	ShardsDone int       `json:"shards_done,omitempty"`
 	EnqueuedAt time.Time `json:"enqueued_at"`
 	StartedAt  time.Time `json:"started_at,omitzero"` // of the last attempt
 	FinishedAt time.Time `json:"finished_at,omitzero"`

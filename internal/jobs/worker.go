@@ -39,8 +39,12 @@ func Worker(ctx context.Context, ro *redis.UniversalOptions, o Options, concurre
 		DelayedTaskCheckInterval: time.Second, // a retry runs soon after its delay
 		Logger:                   asynqLog{o.Log},
 	})
-	w := &worker{h: h, rec: newRecords(rc, o.Queue, o.History), log: o.Log}
-	if err := srv.Start(asynq.HandlerFunc(w.process)); err != nil {
+	w := &worker{h: h, o: o, rec: newRecords(rc, o.Queue, o.History), client: asynq.NewClientFromRedisClient(rc), log: o.Log}
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(taskType, w.process)
+	mux.HandleFunc(shardType, w.processPart)
+	mux.HandleFunc(finishType, w.processPart)
+	if err := srv.Start(mux); err != nil {
 		return err
 	}
 	o.Log.Info("worker started", "queue", o.Queue, "concurrency", concurrency)
@@ -50,9 +54,19 @@ func Worker(ctx context.Context, ro *redis.UniversalOptions, o Options, concurre
 }
 
 type worker struct {
-	h   Handler
-	rec records
-	log *slog.Logger
+	h      Handler
+	o      Options
+	rec    records
+	client *asynq.Client // queues the shards of split jobs
+	log    *slog.Logger
+}
+
+// split returns how the worker splits spec's job; nil: in one task.
+func (w *worker) split(spec Spec) *Split {
+	if w.o.Split == nil {
+		return nil
+	}
+	return w.o.Split(spec)
 }
 
 // process runs one attempt of a job and keeps its record. Its error tells
@@ -82,7 +96,16 @@ func (w *worker) process(ctx context.Context, t *asynq.Task) error {
 
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	version, herr := w.h(hctx, id, spec, w.progress(hctx, id, stop))
+	var version string
+	var herr error
+	if sp := w.split(spec); sp != nil {
+		// The job goes on in its shards' tasks, which end it.
+		if herr = w.runSplit(hctx, id, spec, sp, w.progress(hctx, id, stop)); herr == nil {
+			return nil
+		}
+	} else {
+		version, herr = w.h(hctx, id, spec, w.progress(hctx, id, stop))
+	}
 
 	// ctx may be over (cancelled, timed out): the record is written anyway.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -62,6 +62,10 @@ func runTestWorker(url, queue string) error {
 	defer rc.Close()
 	o := faultOptions(queue)
 	o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if os.Getenv(envSplit) != "" {
+		s := &splitStore{rc: rc, prefix: queue + ":", shards: splitShards, step: splitStep, failOnce: -1, worker: strconv.Itoa(os.Getpid())}
+		o.Split = s.split
+	}
 	return Worker(ctx, ro, o, 1, slowPublisher(rc))
 }
 
@@ -126,12 +130,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startWorker runs this test binary as a worker process; it is stopped
+// startWorker runs this test binary as a worker process (env: more
+// environment); it is stopped
 // (SIGTERM) when the test ends, and its output logged if the test failed.
-func startWorker(t *testing.T, name, url, queue string) *exec.Cmd {
+func startWorker(t *testing.T, name, url, queue string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envWorker+"="+url, envQueue+"="+queue)
+	cmd.Env = append(append(os.Environ(), envWorker+"="+url, envQueue+"="+queue), env...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

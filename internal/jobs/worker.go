@@ -122,7 +122,7 @@ func (w *worker) end(ctx context.Context, id string, st Status, version string, 
 	fv := []any{fStatus, string(st)}
 	switch st {
 	case Succeeded:
-		fv = append(fv, fVersion, version, fFraction, 1)
+		fv = append(fv, fVersion, version, fFraction, 1, fError, "")
 	default:
 		fv = append(fv, fError, herr.Error())
 	}

@@ -46,121 +46,119 @@ func (s *syncBuffer) String() string {
 // user; the staged versions are removed.
 func TestSocialJobInShardsOnTwoWorkers(t *testing.T) {
 	url := redistest.URL(t)
-	{
-		ctx := context.Background()
-		dir, err := deploy.DemoSocial(t.TempDir(), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	dir, err := deploy.DemoSocial(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := cache.ParseRedisURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := redistest.Prefix(t)
+	opts := recommend.ServiceOptions{Options: recommend.Options{Learner: "uniform"}, TopK: 10, ShardUsers: 25, PollInterval: time.Hour}
+	newService := func(store cache.Store) *recommend.Service {
+		life, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		svc, err := recommend.NewService(life, recommend.DirSource{Dir: dir, Options: social.ImportOptions{StopOnError: true}}, store, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ro, err := cache.ParseRedisURL(url)
+		return svc
+	}
+	redisStore := func() cache.Store {
+		r, err := cache.OpenRedis(ctx, url, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := redistest.Prefix(t)
-		opts := recommend.ServiceOptions{Options: recommend.Options{Learner: "uniform"}, TopK: 10, ShardUsers: 25, PollInterval: time.Hour}
-		newService := func(store cache.Store) *recommend.Service {
-			life, cancel := context.WithCancel(ctx)
-			t.Cleanup(cancel)
-			svc, err := recommend.NewService(life, recommend.DirSource{Dir: dir, Options: social.ImportOptions{StopOnError: true}}, store, opts)
-			if err != nil {
-				t.Fatal(err)
+		t.Cleanup(func() { r.Close() })
+		return cache.NewRedisStore(r)
+	}
+	jo := jobs.Options{Queue: strings.TrimSuffix(prefix, ":"), MaxRetry: 2, RetryDelay: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}
+	logs := map[string]*syncBuffer{}
+	for _, name := range []string{"A", "B"} {
+		svc := newService(redisStore())
+		logs[name] = &syncBuffer{}
+		d := Deps{Log: slog.New(slog.NewTextHandler(logs[name], nil)), Recommend: func(context.Context) (*recommend.Service, error) { return svc, nil }}
+		o := jo
+		split := NewSplit(d)
+		o.Split = func(spec jobs.Spec) *jobs.Split {
+			sp := split(spec)
+			shard := sp.Shard
+			sp.Shard = func(ctx context.Context, id string, spec jobs.Spec, i, n int) error {
+				time.Sleep(200 * time.Millisecond) // long enough for both workers to take shards
+				return shard(ctx, id, spec, i, n)
 			}
-			return svc
+			return sp
 		}
-		redisStore := func() cache.Store {
-			r, err := cache.OpenRedis(ctx, url, prefix)
-			if err != nil {
-				t.Fatal(err)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- jobs.Worker(wctx, ro, o, 1, NewHandler(d)) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker %s: %v", name, err)
 			}
-			t.Cleanup(func() { r.Close() })
-			return cache.NewRedisStore(r)
+		})
+	}
+	q, err := jobs.NewAsynq(ctx, ro, jo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	j, err := q.Enqueue(ctx, jobs.Spec{Target: jobs.TargetSocial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if j, err = q.Get(ctx, j.ID); err != nil || j.Status.Final() {
+			break
 		}
-		jo := jobs.Options{Queue: strings.TrimSuffix(prefix, ":"), MaxRetry: 2, RetryDelay: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}
-		logs := map[string]*syncBuffer{}
-		for _, name := range []string{"A", "B"} {
-			svc := newService(redisStore())
-			logs[name] = &syncBuffer{}
-			d := Deps{Log: slog.New(slog.NewTextHandler(logs[name], nil)), Recommend: func(context.Context) (*recommend.Service, error) { return svc, nil }}
-			o := jo
-			split := NewSplit(d)
-			o.Split = func(spec jobs.Spec) *jobs.Split {
-				sp := split(spec)
-				shard := sp.Shard
-				sp.Shard = func(ctx context.Context, id string, spec jobs.Spec, i, n int) error {
-					time.Sleep(200 * time.Millisecond) // long enough for both workers to take shards
-					return shard(ctx, id, spec, i, n)
-				}
-				return sp
-			}
-			wctx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- jobs.Worker(wctx, ro, o, 1, NewHandler(d)) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("worker %s: %v", name, err)
-				}
-			})
-		}
-		q, err := jobs.NewAsynq(ctx, ro, jo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
-		j, err := q.Enqueue(ctx, jobs.Spec{Target: jobs.TargetSocial})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			if j, err = q.Get(ctx, j.ID); err != nil || j.Status.Final() {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		refStore, err := cache.NewDirStore(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := newService(refStore)
-		want, err := ref.Model(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := want.Dataset().N()
-		shards := (n + opts.ShardUsers - 1) / opts.ShardUsers
-		if err != nil || j.Status != jobs.Succeeded || j.Version != j.ID || j.Shards != shards || j.ShardsDone != shards {
-			t.Fatalf("job %+v (%v): want succeeded, version = id, %d shards done", j, err, shards)
-		}
-		ran := map[string]int{}
-		for name, l := range logs {
-			ran[name] = strings.Count(l.String(), "shard precomputed")
-		}
-		if ran["A"]+ran["B"] != shards || ran["A"] == 0 || ran["B"] == 0 {
-			t.Errorf("shards run by the workers: %v, want %d in all, on both", ran, shards)
-		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	refStore, err := cache.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := newService(refStore)
+	want, err := ref.Model(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := want.Dataset().N()
+	shards := (n + opts.ShardUsers - 1) / opts.ShardUsers
+	if err != nil || j.Status != jobs.Succeeded || j.Version != j.ID || j.Shards != shards || j.ShardsDone != shards {
+		t.Fatalf("job %+v (%v): want succeeded, version = id, %d shards done", j, err, shards)
+	}
+	ran := map[string]int{}
+	for name, l := range logs {
+		ran[name] = strings.Count(l.String(), "shard precomputed")
+	}
+	if ran["A"]+ran["B"] != shards || ran["A"] == 0 || ran["B"] == 0 {
+		t.Errorf("shards run by the workers: %v, want %d in all, on both", ran, shards)
+	}
 
-		store := redisStore()
-		name, err := recommend.StoreName(opts.Options)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, err := store.Versions(ctx, name); err != nil || !slices.Equal(v, []string{j.ID}) {
-			t.Errorf("versions %v (%v), want the job's only", v, err)
-		}
-		if v, err := store.Versions(ctx, recommend.StagedName(name)); err != nil || len(v) != 0 {
-			t.Errorf("staged versions left: %v (%v)", v, err)
-		}
-		ds := want.Dataset()
-		got, err := recommend.Load(ctx, store, name, j.ID, ds, ds.Version())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.TopK() != 10 || want.TopK() != 10 {
-			t.Fatalf("top k: published %d, single process %d", got.TopK(), want.TopK())
-		}
-		for u := range n {
-			sameLists(t, want, got, u, 10)
-		}
+	store := redisStore()
+	name, err := recommend.StoreName(opts.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := store.Versions(ctx, name); err != nil || !slices.Equal(v, []string{j.ID}) {
+		t.Errorf("versions %v (%v), want the job's only", v, err)
+	}
+	if v, err := store.Versions(ctx, recommend.StagedName(name)); err != nil || len(v) != 0 {
+		t.Errorf("staged versions left: %v (%v)", v, err)
+	}
+	ds := want.Dataset()
+	got, err := recommend.Load(ctx, store, name, j.ID, ds, ds.Version())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TopK() != 10 || want.TopK() != 10 {
+		t.Fatalf("top k: published %d, single process %d", got.TopK(), want.TopK())
+	}
+	for u := range n {
+		sameLists(t, want, got, u, 10)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -97,18 +98,25 @@ func NewSplit(d Deps) func(jobs.Spec) *jobs.Split {
 				if err != nil {
 					return 0, err
 				}
-				return svc.Stage(ctx, req(id, spec), byStage(progress, socialStages))
+				shards, err := svc.Stage(ctx, req(id, spec), byStage(progress, socialStages))
+				if err == nil {
+					d.Log.Info("model staged", "job", id, "shards", shards)
+				}
+				return shards, err
 			},
 			Shard: func(ctx context.Context, id string, spec jobs.Spec, shard, shards int) error {
 				svc, err := d.Recommend(ctx)
 				if err != nil {
 					return err
 				}
-				start := time.Now()
+				start, cpu := time.Now(), cputime.Process()
 				if err := svc.PrecomputeShard(ctx, req(id, spec), shard, shards, nil); err != nil {
 					return err
 				}
-				d.Log.Info("shard precomputed", "job", id, "shard", shard, "shards", shards, "took", time.Since(start).Round(time.Millisecond))
+				// The process's CPU time: all of it is the shard's at a
+				// worker's concurrency 1.
+				d.Log.Info("shard precomputed", "job", id, "shard", shard, "shards", shards,
+					"took", time.Since(start).Round(time.Millisecond), "cpu", (cputime.Process() - cpu).Round(time.Millisecond))
 				return nil
 			},
 			Finish: func(ctx context.Context, id string, spec jobs.Spec, shards int) (string, error) {

@@ -105,20 +105,15 @@ func (w *worker) processPart(ctx context.Context, t *asynq.Task) error {
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	cancelled, err := w.rec.update(ctx, p.Job)
-	switch {
-	case isGone(err):
-		return nil
-	case err != nil:
+	if stop, err := w.begin(ctx, p.Job); stop {
 		return err
-	case cancelled:
-		return w.end(ctx, p.Job, Cancelled, "", errors.New("cancelled"))
 	}
 	sp := w.split(p.Spec)
 	if sp == nil {
 		return w.end(ctx, p.Job, Failed, "", fmt.Errorf("%w: this worker cannot run %s jobs in shards", ErrSpec, p.Spec.Target))
 	}
 	var version string
+	var err error
 	if t.Type() == shardType {
 		err = w.runShard(ctx, sp, p)
 	} else {

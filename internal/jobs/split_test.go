@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -181,23 +180,11 @@ func TestWorkerKilledMidShard(t *testing.T) {
 		t.Skip("waits out asynq's lease, about a minute")
 	}
 	t.Parallel()
-	srv := redistest.Start(t)
-	ro, err := cache.ParseRedisURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := redis.NewUniversalClient(ro)
-	defer rc.Close()
-	ctx := context.Background()
-	o := faultOptions("split")
-	q, err := NewAsynq(ctx, ro, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	url, rc, q := faultEnv(t, "split")
+	ctx, o := context.Background(), q.o
 	keys := &splitStore{prefix: o.Queue + ":"}
 
-	a := startWorker(t, "A", srv.URL, o.Queue, envSplit+"=1")
+	a := startWorker(t, "A", url, o.Queue, envSplit+"=1")
 	j, err := q.Enqueue(ctx, Spec{Target: TargetSocial})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +200,7 @@ func TestWorkerKilledMidShard(t *testing.T) {
 		t.Fatal("published before every shard ran")
 	}
 
-	b := startWorker(t, "B", srv.URL, o.Queue, envSplit+"=1")
+	b := startWorker(t, "B", url, o.Queue, envSplit+"=1")
 	j = waitFor(t, q, j.ID, 3*time.Minute, "succeeded", status(Succeeded))
 	if j.Version != j.ID || j.ShardsDone != splitShards {
 		t.Errorf("job %+v: want version = id, every shard done", j)

@@ -81,17 +81,9 @@ func (w *worker) process(ctx context.Context, t *asynq.Task) error {
 	if err := json.Unmarshal(t.Payload(), &spec); err != nil {
 		return fmt.Errorf("job %s: bad payload: %v: %w", id, err, asynq.SkipRetry)
 	}
-	cancelled, err := w.rec.update(ctx, id, fStatus, string(Running), fStarted, stamp(time.Now()),
-		fAttempts, retried+1, fStage, "", fFraction, 0, fError, "")
-	switch {
-	case isGone(err):
-		// Finished before (a worker died between its record and asynq's
-		// bookkeeping, or a cancelled run came back): nothing to do.
-		return nil
-	case err != nil:
+	if stop, err := w.begin(ctx, id, fStatus, string(Running), fStarted, stamp(time.Now()),
+		fAttempts, retried+1, fStage, "", fFraction, 0, fError, ""); stop {
 		return err
-	case cancelled:
-		return w.end(ctx, id, Cancelled, "", errors.New("cancelled before it ran"))
 	}
 
 	hctx, stop := context.WithCancel(ctx)
@@ -110,11 +102,29 @@ func (w *worker) process(ctx context.Context, t *asynq.Task) error {
 	// ctx may be over (cancelled, timed out): the record is written anyway.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	cancelled, err = w.rec.update(wctx, id)
+	cancelled, err := w.rec.update(wctx, id)
 	if err != nil && !isGone(err) {
 		w.log.Warn("job record", "id", id, "err", err)
 	}
 	return w.end(wctx, id, ended(herr, cancelled, retried < maxRetry), version, herr)
+}
+
+// begin sets fields fv of job id's record as an attempt starts and says
+// whether the attempt stops there, and what to tell asynq: the job has
+// finished before (a worker died between its record and asynq's
+// bookkeeping, or a cancelled run came back) or was forgotten, and there
+// is nothing to do; or a cancel was requested.
+func (w *worker) begin(ctx context.Context, id string, fv ...any) (stop bool, err error) {
+	cancelled, err := w.rec.update(ctx, id, fv...)
+	switch {
+	case isGone(err):
+		return true, nil
+	case err != nil:
+		return true, err
+	case cancelled:
+		return true, w.end(ctx, id, Cancelled, "", errors.New("cancelled before it ran"))
+	}
+	return false, nil
 }
 
 // end writes how an attempt ended, and returns what asynq should do next.

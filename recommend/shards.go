@@ -39,7 +39,9 @@ func (p shardPlan) shards(n int) int { return max(1, (n+p.Users-1)/p.Users) }
 func StagedName(name string) string { return name + ".staged" }
 
 // shardVersion names the staged version holding a shard's lists.
-func shardVersion(version string, shard int) string { return fmt.Sprintf("%s.shard-%d", version, shard) }
+func shardVersion(version string, shard int) string {
+	return fmt.Sprintf("%s.shard-%d", version, shard)
+}
 
 // staged is the trained model of the job being precomputed, kept by the
 // process that trained or loaded it for its next shards.

@@ -129,8 +129,8 @@ type meta struct {
 	GroupWeights []float64 `json:"group_weights,omitempty"`
 	// Check holds f at the first imports; Load compares the rebuilt
 	// model's scores with them.
-	Check   []float64 `json:"check"`
-	TopK int `json:"top_k"` // 0: no precomputed top-k
+	Check []float64 `json:"check"`
+	TopK  int       `json:"top_k"` // 0: no precomputed top-k
 	// Shards, in a staged model (StagedName), is how its lists are to be
 	// precomputed.
 	Shards  *shardPlan `json:"shards,omitempty"`

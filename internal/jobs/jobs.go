@@ -9,7 +9,9 @@
 // processes on any number of machines, whose leases hand a dead worker's
 // job to another. The work itself is a Handler the caller plugs in; it
 // publishes under the job's id, so a job retried after a crash republishes
-// the same version rather than a second one.
+// the same version rather than a second one. On Asynq workers a job may be
+// split (Split): a first step, shards that any worker runs, and a last
+// step once every shard is done.
 package jobs
 
 import (

@@ -76,6 +76,9 @@ type ServiceOptions struct {
 	// about 1.8 KB a user: 50 friends and 50 groups).
 	PrecomputeMaxUsers int
 	RankCacheBytes     int64
+	// ShardUsers is how many users a shard of a retraining job's
+	// precomputation ranks (default DefaultShardUsers).
+	ShardUsers int
 	// PollInterval is how often the store's published versions are
 	// checked (default 2 s).
 	PollInterval time.Duration
@@ -123,6 +126,8 @@ type Service struct {
 	applyMu  sync.Mutex
 	applied  atomic.Bool // Apply has given the data served
 	retrains retrainState
+
+	staged staged // the retraining job this process precomputes shards of
 
 	trained, loaded, published, loadFailed atomic.Int64
 }
@@ -179,6 +184,9 @@ func NewService(life context.Context, src Source, store cache.Store, opts Servic
 	}
 	if opts.RankCacheBytes <= 0 {
 		opts.RankCacheBytes = 128 << 20
+	}
+	if opts.ShardUsers <= 0 {
+		opts.ShardUsers = DefaultShardUsers
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 2 * time.Second
@@ -372,6 +380,23 @@ func (s *Service) bringUp(sl *slot) error {
 	return nil
 }
 
+// train trains learner's model on d; progress may be nil.
+func (s *Service) train(ctx context.Context, learner string, d *data, progress func(string, float64)) (*Model, error) {
+	log := s.log.With("learner", learner)
+	start := time.Now()
+	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version())
+	opts := s.trainOptions(learner)
+	opts.Progress = progress
+	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
+	if err != nil {
+		return nil, err
+	}
+	st := m.Stats()
+	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "group_scorer", st.GroupSelection.Scorer, "warnings", len(st.Warnings))
+	s.trained.Add(1)
+	return m, nil
+}
+
 // build trains learner's model on d and, up to PrecomputeMaxUsers users,
 // precomputes its top-k lists.
 func (s *Service) build(ctx context.Context, learner string, d *data, progress func(string, float64)) (*Model, error) {
@@ -380,23 +405,16 @@ func (s *Service) build(ctx context.Context, learner string, d *data, progress f
 			progress(stage, f)
 		}
 	}
-	log := s.log.With("learner", learner)
-	start := time.Now()
-	log.Info("training the recommender", "users", d.ds.N(), "data_version", d.version())
-	opts := s.trainOptions(learner)
-	opts.Progress = report
-	m, err := Train(ctx, d.ds, d.ds.FullView(), opts)
+	m, err := s.train(ctx, learner, d, report)
 	if err != nil {
 		return nil, err
 	}
-	st := m.Stats()
-	log.Info("recommender trained", "took", time.Since(start).Round(time.Millisecond), "imports", st.Imports, "friend_scorer", st.Selection.Scorer, "group_scorer", st.GroupSelection.Scorer, "warnings", len(st.Warnings))
-	s.trained.Add(1)
+	log := s.log.With("learner", learner)
 	if d.ds.N() > s.opts.PrecomputeMaxUsers {
 		log.Info("top-k not precomputed: users are ranked on demand", "users", d.ds.N(), "precompute_max_users", s.opts.PrecomputeMaxUsers)
 		return m, nil
 	}
-	start = time.Now()
+	start := time.Now()
 	report("precomputing top-k", 0)
 	m, err = m.WithTop(ctx, s.opts.TopK, func(f float64) { report("precomputing top-k", f) })
 	if err != nil {
@@ -413,32 +431,39 @@ func (s *Service) publish(ctx context.Context, sl *slot, m *Model, version strin
 	if version == "" {
 		version = NewVersion()
 	}
-	log := s.log.With("learner", sl.learner, "model", sl.name, "version", version)
 	parts, err := m.Encode()
 	if err != nil {
 		return "", err
 	}
+	return version, s.writeAndPublish(ctx, sl, version, parts)
+}
+
+// writeAndPublish writes parts as version of sl's model, publishes it and
+// removes the versions beyond the last Keep. A cancelled ctx publishes
+// nothing.
+func (s *Service) writeAndPublish(ctx context.Context, sl *slot, version string, parts map[string][]byte) error {
+	log := s.log.With("learner", sl.learner, "model", sl.name, "version", version)
 	size := 0
 	for _, p := range parts {
 		size += len(p)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return err
 	}
 	if err := s.store.Write(ctx, sl.name, version, parts); err != nil {
-		return "", fmt.Errorf("writing %s version %s: %w", sl.name, version, err)
+		return fmt.Errorf("writing %s version %s: %w", sl.name, version, err)
 	}
 	log.Info("recommender written", "parts", len(parts), "bytes", size)
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return err
 	}
 	if err := s.store.Publish(ctx, sl.name, version); err != nil {
-		return "", fmt.Errorf("publishing %s version %s: %w", sl.name, version, err)
+		return fmt.Errorf("publishing %s version %s: %w", sl.name, version, err)
 	}
 	s.published.Add(1)
 	log.Info("recommender published")
 	s.prune(ctx, sl.name, log)
-	return version, nil
+	return nil
 }
 
 // prune removes the versions of model beyond the last Keep; a failure
@@ -470,6 +495,9 @@ func NewVersion() string {
 // serve makes m the served model of sl; took is how long its load or
 // training took.
 func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Duration) {
+	if m.candidates == nil && m.TopK() > 0 && m.ds.N() > s.opts.PrecomputeMaxUsers {
+		m = m.WithCandidates() // rankings beyond the lists, as on demand
+	}
 	if m.TopK() == 0 && m.cached == nil {
 		m = m.WithCandidates()
 		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
@@ -544,15 +572,15 @@ type RetrainRequest struct {
 	Version string `json:"version,omitempty"`
 }
 
-// Retrain re-reads the data, trains the learner's model, writes it with
-// its precomputed top-k and publishes it; it returns the version
-// published. progress (may be nil) gets the stage and the fraction of it
-// done. A cancelled ctx publishes nothing. A version already published
-// is returned as it is. Servers following the store serve the new model
-// within a few poll intervals (when it fits their data); this service
-// serves it at once when it was trained on the data it serves.
+// Retrain re-reads the data, trains the learner's model, precomputes
+// every user's lists in this process, shard after shard (Stage,
+// PrecomputeShard), and publishes it (PublishShards); it returns the
+// version published. progress (may be nil) gets the stage and the fraction
+// of it done. A cancelled ctx publishes nothing. A version already
+// published is returned as it is. Servers following the store serve the
+// new model within a few poll intervals (when it fits their data); this
+// service serves it at once when it was trained on the data it serves.
 func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func(stage string, fraction float64)) (string, error) {
-	start := time.Now()
 	sl, err := s.slot(req.Learner)
 	if err != nil {
 		return "", err
@@ -561,32 +589,29 @@ func (s *Service) Retrain(ctx context.Context, req RetrainRequest, progress func
 		if cur, err := s.store.Current(ctx, sl.name); err == nil && cur == req.Version {
 			return cur, nil
 		}
+	} else {
+		req.Version = NewVersion()
 	}
-	if progress != nil {
-		progress("loading data", 0)
-	}
-	// A service fed by Apply trains on the live data it serves, the
-	// store's snapshot.
-	d, live := s.data.Load(), req.DataPath == "" && s.applied.Load()
-	if !live {
-		if d, err = s.loadData(ctx, req.DataPath); err != nil {
-			return "", err
+	report := func(stage string, f float64) {
+		if progress != nil {
+			progress(stage, f)
 		}
 	}
-	m, err := s.build(ctx, sl.learner, d, progress)
+	shards, err := s.Stage(ctx, req, report)
 	if err != nil {
 		return "", err
 	}
-	if progress != nil {
-		progress("publishing", 0)
+	report("precomputing top-k", 0)
+	for shard := range shards {
+		err := s.PrecomputeShard(ctx, req, shard, shards, func(f float64) {
+			report("precomputing top-k", (float64(shard)+f)/float64(shards))
+		})
+		if err != nil {
+			return "", err
+		}
 	}
-	if m.version, err = s.publish(ctx, sl, m, req.Version); err != nil {
-		return "", err
-	}
-	if live || d.version() == s.data.Load().version() {
-		s.serve(sl, m, "trained", "", time.Since(start)) // with the changes since folded in
-	}
-	return m.version, nil
+	report("publishing", 0)
+	return s.PublishShards(ctx, req, shards)
 }
 
 // follow polls the published versions every PollInterval until the

@@ -129,9 +129,12 @@ type meta struct {
 	GroupWeights []float64 `json:"group_weights,omitempty"`
 	// Check holds f at the first imports; Load compares the rebuilt
 	// model's scores with them.
-	Check   []float64 `json:"check"`
-	TopK    int       `json:"top_k"` // 0: no precomputed top-k
-	Created time.Time `json:"created"`
+	Check []float64 `json:"check"`
+	TopK  int       `json:"top_k"` // 0: no precomputed top-k
+	// Shards, in a staged model (StagedName), is how its lists are to be
+	// precomputed.
+	Shards  *shardPlan `json:"shards,omitempty"`
+	Created time.Time  `json:"created"`
 }
 
 // DataVersion returns the version (social.Dataset.Version) of the data
@@ -145,14 +148,17 @@ func (m *Model) Version() string { return m.version }
 // Encode returns the parts of the model for cache.Store.Write. Only a
 // model trained on all of its data set's relations (FullView) can be
 // stored: Load rebuilds it from the data set.
-func (m *Model) Encode() (map[string][]byte, error) {
+func (m *Model) Encode() (map[string][]byte, error) { return m.encode(nil) }
+
+// encode is Encode, recording plan (may be nil) in the meta part.
+func (m *Model) encode(plan *shardPlan) (map[string][]byte, error) {
 	if !m.full {
 		return nil, errors.New("recommend: only a model trained on the full view of its data set can be stored")
 	}
 	st := m.strength.State()
 	md := meta{Layout: layoutVersion, Settings: m.settings, DataVersion: m.DataVersion(), Users: m.ds.N(), Groups: len(m.ds.Groups),
 		Stats: m.stats, Offset: m.offset, Pair: st.Pair, Bias: st.Bias, KernelTerm: st.KernelTerm, Gamma: st.Gamma,
-		Strength: st.Stats, Scorer: m.scorer, GroupScorer: m.groupScorer, GroupWeights: m.groupWeights, Created: time.Now().UTC()}
+		Strength: st.Stats, Scorer: m.scorer, GroupScorer: m.groupScorer, GroupWeights: m.groupWeights, Shards: plan, Created: time.Now().UTC()}
 	for _, p := range st.Imports[:min(len(st.Imports), checkPairs)] {
 		md.Check = append(md.Check, m.Score(p.I, p.J))
 	}
@@ -167,18 +173,37 @@ func (m *Model) Encode() (map[string][]byte, error) {
 	}
 	if m.top != nil {
 		md.TopK = m.top.friends.k
-		for name, l := range map[[2]string]*topList{{partTopFriends, partTopFriendScores}: &m.top.friends, {partTopGroups, partTopGroupScores}: &m.top.groups} {
-			values[name[0]] = cache.Value{Kind: cache.Int32, Shape: []int{m.ds.N(), l.k}, I32: l.items}
-			values[name[1]] = cache.Value{Kind: cache.Float64, Shape: []int{m.ds.N(), l.k}, F64: l.scores}
-		}
+		m.top.values(values, m.ds.N())
 	}
-	js, err := json.Marshal(md)
-	if err != nil {
+	if err := metaValue(values, md); err != nil {
 		return nil, err
 	}
+	return encodeValues(values)
+}
+
+// metaValue adds the meta part md to values.
+func metaValue(values map[string]cache.Value, md meta) error {
+	js, err := json.Marshal(md)
+	if err != nil {
+		return err
+	}
 	values[partMeta] = cache.Value{Kind: cache.Bytes, Shape: []int{len(js)}, Bytes: js}
+	return nil
+}
+
+// values adds the lists' parts to values: rows x k arrays.
+func (p *precomputed) values(values map[string]cache.Value, rows int) {
+	for name, l := range map[[2]string]*topList{{partTopFriends, partTopFriendScores}: &p.friends, {partTopGroups, partTopGroupScores}: &p.groups} {
+		values[name[0]] = cache.Value{Kind: cache.Int32, Shape: []int{rows, l.k}, I32: l.items}
+		values[name[1]] = cache.Value{Kind: cache.Float64, Shape: []int{rows, l.k}, F64: l.scores}
+	}
+}
+
+// encodeValues encodes every value of a stored model's parts.
+func encodeValues(values map[string]cache.Value) (map[string][]byte, error) {
 	parts := make(map[string][]byte, len(values))
 	for name, v := range values {
+		var err error
 		if parts[name], err = cache.Encode(v); err != nil {
 			return nil, fmt.Errorf("recommend: part %s: %w", name, err)
 		}
@@ -196,31 +221,11 @@ func (m *Model) Encode() (map[string][]byte, error) {
 func Load(ctx context.Context, store cache.Store, name, version string, ds *social.Dataset, dataVersion string) (*Model, error) {
 	where := fmt.Sprintf("recommend: %s version %s", name, version)
 	read := func(part string, kind cache.Kind, dims ...int) (cache.Value, error) {
-		b, err := store.Read(ctx, name, version, part)
-		if err != nil {
-			return cache.Value{}, fmt.Errorf("%s: part %s: %w", where, part, err)
-		}
-		v, err := cache.Decode(b)
-		if err != nil {
-			return cache.Value{}, fmt.Errorf("%s: part %s: %w", where, part, err)
-		}
-		if v.Kind != kind || len(v.Shape) != len(dims) {
-			return cache.Value{}, fmt.Errorf("%s: part %s holds %v of shape %v, want %v of %d dimensions", where, part, v.Kind, v.Shape, kind, len(dims))
-		}
-		for i, d := range dims {
-			if d >= 0 && v.Shape[i] != d {
-				return cache.Value{}, fmt.Errorf("%s: part %s has shape %v, want %v (-1: any)", where, part, v.Shape, dims)
-			}
-		}
-		return v, nil
+		return readPart(ctx, store, name, version, part, kind, dims...)
 	}
-	mv, err := read(partMeta, cache.Bytes, -1)
+	md, err := readMeta(ctx, store, name, version)
 	if err != nil {
 		return nil, err
-	}
-	var md meta
-	if err := json.Unmarshal(mv.Bytes, &md); err != nil {
-		return nil, fmt.Errorf("%s: part meta: %w", where, err)
 	}
 	switch {
 	case md.Layout != layoutVersion:
@@ -293,6 +298,42 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 		}
 	}
 	return m, nil
+}
+
+// readPart reads and decodes part of version of the stored model name,
+// checking its kind and dimensions (-1: any); its errors say which part.
+func readPart(ctx context.Context, store cache.Store, name, version, part string, kind cache.Kind, dims ...int) (cache.Value, error) {
+	where := fmt.Sprintf("recommend: %s version %s: part %s", name, version, part)
+	b, err := store.Read(ctx, name, version, part)
+	if err != nil {
+		return cache.Value{}, fmt.Errorf("%s: %w", where, err)
+	}
+	v, err := cache.Decode(b)
+	if err != nil {
+		return cache.Value{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if v.Kind != kind || len(v.Shape) != len(dims) {
+		return cache.Value{}, fmt.Errorf("%s holds %v of shape %v, want %v of %d dimensions", where, v.Kind, v.Shape, kind, len(dims))
+	}
+	for i, d := range dims {
+		if d >= 0 && v.Shape[i] != d {
+			return cache.Value{}, fmt.Errorf("%s has shape %v, want %v (-1: any)", where, v.Shape, dims)
+		}
+	}
+	return v, nil
+}
+
+// readMeta reads the meta part of a stored model's version.
+func readMeta(ctx context.Context, store cache.Store, name, version string) (meta, error) {
+	var md meta
+	mv, err := readPart(ctx, store, name, version, partMeta, cache.Bytes, -1)
+	if err != nil {
+		return md, err
+	}
+	if err := json.Unmarshal(mv.Bytes, &md); err != nil {
+		return md, fmt.Errorf("recommend: %s version %s: part meta: %w", name, version, err)
+	}
+	return md, nil
 }
 
 // rebuildKernels builds the base kernels over view as Train did and

@@ -65,32 +65,54 @@ func newTopList(n, k int) topList {
 // CPUs, checking ctx; progress (may be nil) gets the fraction of users
 // done.
 func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float64)) (*Model, error) {
+	top, err := m.rankRange(ctx, 0, m.ds.N(), k, progress)
+	if err != nil {
+		return nil, err
+	}
+	c := *m
+	c.top = top
+	return &c, nil
+}
+
+// rankRange ranks users lo to hi-1 as WithTop does and returns their lists,
+// row u-lo for user u: a shard of the precomputation. Friends are ranked
+// as a request would rank them, over the candidates only with
+// WithCandidates.
+func (m *Model) rankRange(ctx context.Context, lo, hi, k int, progress func(fraction float64)) (*precomputed, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("%w: top k must be at least 1, got %d", learners.ErrInput, k)
 	}
 	n := m.ds.N()
-	top := &precomputed{friends: newTopList(n, k), groups: newTopList(n, min(k, len(m.ds.Groups)))}
+	if lo < 0 || hi > n || lo > hi {
+		return nil, fmt.Errorf("%w: users %d to %d of %d", learners.ErrInput, lo, hi, n)
+	}
+	top := &precomputed{friends: newTopList(hi-lo, k), groups: newTopList(hi-lo, min(k, len(m.ds.Groups)))}
 	var done atomic.Int64
 	var report sync.Mutex // one progress call at a time
-	type buffers struct{ score, scratch, groupScore, features []float64 }
-	err := parallel(ctx, n, func() buffers {
-		return buffers{make([]float64, n), make([]float64, n), make([]float64, len(m.ds.Groups)), make([]float64, len(groupFeatures)*len(m.ds.Groups))}
-	}, func(b buffers, u int) {
-		if !m.noData[u] {
-			items, scores := m.rankFriends(u, k, b.score, b.scratch)
-			top.friends.set(u, items, scores)
+	err := parallel(ctx, hi-lo, func() *requestBuffers {
+		return getBuffers(n, len(m.ds.Groups))
+	}, func(b *requestBuffers, r int) {
+		if u := lo + r; !m.noData[u] {
+			var items []int
+			var scores []float64
+			if m.candidates != nil {
+				items, scores = m.rankCandidates(u, k, b.seen, b.acc)
+			} else {
+				items, scores = m.rankFriends(u, k, b.users, b.users2)
+			}
+			top.friends.set(r, items, scores)
 			if top.groups.k > 0 {
-				if groupNeedsStrength(m.groupScorer) && m.scorer != ScorerMKLR {
-					m.strength.ScoreAll(u, b.score)
-				} // else score holds f(u, .) or is not needed
-				m.scoreGroups(m.groupScorer, u, b.score, b.groupScore, b.features)
-				items, scores = m.rankGroups(u, top.groups.k, b.groupScore)
-				top.groups.set(u, items, scores)
+				if groupNeedsStrength(m.groupScorer) && (m.scorer != ScorerMKLR || m.candidates != nil) {
+					m.strength.ScoreAll(u, b.users)
+				} // else users holds f(u, .) or is not needed
+				m.scoreGroups(m.groupScorer, u, b.users, b.groups, b.features)
+				items, scores = m.rankGroups(u, top.groups.k, b.groups)
+				top.groups.set(r, items, scores)
 			}
 		}
 		if d := done.Add(1); progress != nil && d%256 == 0 {
 			report.Lock()
-			progress(float64(d) / float64(n))
+			progress(float64(d) / float64(hi-lo))
 			report.Unlock()
 		}
 	})
@@ -100,9 +122,7 @@ func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float
 	if progress != nil {
 		progress(1)
 	}
-	c := *m
-	c.top = top
-	return &c, nil
+	return top, nil
 }
 
 // TopK returns the length of the precomputed lists (0: none).

@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "retrain":
 		return retrainCommand(ctx, args[1:], stdout, stderr, retrain.NewHandler)
 	case "worker":
-		return worker(ctx, args[1:], stderr, retrain.NewHandler)
+		return worker(ctx, args[1:], stderr, retrain.NewHandler, retrain.NewSplit)
 	case "bench":
 		return benchCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

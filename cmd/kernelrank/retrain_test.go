@@ -119,7 +119,7 @@ func TestRetrainAndWorkerFlagErrors(t *testing.T) {
 		if c.cmd == "retrain" {
 			err = retrainCommand(context.Background(), c.args, &out, &errOut, steps(&published, &mu))
 		} else {
-			err = worker(context.Background(), c.args, &errOut, steps(&published, &mu))
+			err = worker(context.Background(), c.args, &errOut, steps(&published, &mu), nil)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: %v; want an error saying %q", c.cmd, c.args, err, c.want)
@@ -138,7 +138,7 @@ func TestRetrainThroughAWorker(t *testing.T) {
 	done := make(chan error, 1)
 	var workerLog bytes.Buffer
 	go func() {
-		done <- worker(ctx, []string{"--redis", srv.URL, "--queue", "q1", "--social", "/srv/social", "--log-level", "warn"}, &workerLog, steps(&published, &mu))
+		done <- worker(ctx, []string{"--redis", srv.URL, "--queue", "q1", "--social", "/srv/social", "--log-level", "warn"}, &workerLog, steps(&published, &mu), nil)
 	}()
 	defer func() {
 		stop()

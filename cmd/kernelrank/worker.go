@@ -23,7 +23,7 @@ import (
 // first job that needs it: the social data and the model store for social
 // jobs, for search jobs its replica of the corpus (under --cache-dir,
 // following the corpus change log from then on).
-func worker(ctx context.Context, args []string, stderr io.Writer, handler func(retrain.Deps) jobs.Handler) error {
+func worker(ctx context.Context, args []string, stderr io.Writer, handler func(retrain.Deps) jobs.Handler, split func(retrain.Deps) func(jobs.Spec) *jobs.Split) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sh := addSharedFlags(fs, "learner")
@@ -90,6 +90,10 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(r
 		}
 		return engine, choose(ctx)
 	}}
-	h := handler(retrain.Deps{Social: *sh.social, Log: log, Recommend: social.Get, Search: images.Get})
-	return jobs.Worker(ctx, ro, jobs.Options{Queue: *queue, Log: log}, *concurrency, h)
+	deps := retrain.Deps{Social: *sh.social, Log: log, Recommend: social.Get, Search: images.Get}
+	o := jobs.Options{Queue: *queue, Log: log}
+	if split != nil {
+		o.Split = split(deps)
+	}
+	return jobs.Worker(ctx, ro, o, *concurrency, handler(deps))
 }

@@ -28,6 +28,9 @@ type Options struct {
 	RetryDelay time.Duration // before a failed job runs again (default 2 s)
 	History    time.Duration // how long job records are kept (default 7 days)
 	Log        *slog.Logger  // asynq's and the workers' logs (default slog.Default())
+	// Split, for workers, returns how a job is split into shards (Split);
+	// nil, or a nil *Split for a spec: the job runs in one task.
+	Split func(Spec) *Split
 }
 
 func (o *Options) fill() {
@@ -114,7 +117,9 @@ func (a *Asynq) Enqueue(ctx context.Context, spec Spec) (Job, error) {
 // Get implements Queue.
 func (a *Asynq) Get(ctx context.Context, id string) (Job, error) {
 	j, err := a.rec.load(ctx, id)
-	if err != nil || j.Status.Final() {
+	if err != nil || j.Status.Final() || j.Shards > 0 {
+		// A split job's record is the truth once its shards are queued:
+		// the task that queued them has completed.
 		return j, err
 	}
 	info, err := a.insp.GetTaskInfo(a.o.Queue, id)
@@ -189,7 +194,17 @@ func (a *Asynq) Cancel(ctx context.Context, id string) (Job, error) {
 		}
 		return a.Get(ctx, id)
 	}
-	// The task is active (DeleteTask refuses those).
+	// The task is active (DeleteTask refuses those), or it has queued
+	// the shards of a split job.
+	if j, err := a.rec.load(ctx, id); err == nil && j.Shards > 0 {
+		if _, err := a.rec.update(ctx, id, fStatus, string(Cancelled), fFinished, stamp(time.Now())); err != nil && !isGone(err) {
+			return Job{}, err
+		}
+		for s := range j.Shards { // the shards not running find the job final
+			_ = a.insp.CancelProcessing(shardTaskID(id, s))
+		}
+		return a.Get(ctx, id)
+	}
 	if err := a.insp.CancelProcessing(id); err != nil {
 		return Job{}, err
 	}

@@ -62,6 +62,10 @@ func runTestWorker(url, queue string) error {
 	defer rc.Close()
 	o := faultOptions(queue)
 	o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if os.Getenv(envSplit) != "" {
+		s := &splitStore{rc: rc, prefix: queue + ":", shards: splitShards, step: splitStep, failOnce: -1, worker: strconv.Itoa(os.Getpid())}
+		o.Split = s.split
+	}
 	return Worker(ctx, ro, o, 1, slowPublisher(rc))
 }
 
@@ -126,12 +130,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startWorker runs this test binary as a worker process; it is stopped
+// startWorker runs this test binary as a worker process (env: more
+// environment); it is stopped
 // (SIGTERM) when the test ends, and its output logged if the test failed.
-func startWorker(t *testing.T, name, url, queue string) *exec.Cmd {
+func startWorker(t *testing.T, name, url, queue string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envWorker+"="+url, envQueue+"="+queue)
+	cmd.Env = append(append(os.Environ(), envWorker+"="+url, envQueue+"="+queue), env...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -147,6 +152,25 @@ func startWorker(t *testing.T, name, url, queue string) *exec.Cmd {
 	return cmd
 }
 
+// faultEnv starts a Redis of the test's own and returns its URL, a
+// client and the queue named queue, closed when the test ends.
+func faultEnv(t *testing.T, queue string) (string, redis.UniversalClient, *Asynq) {
+	t.Helper()
+	srv := redistest.Start(t)
+	ro, err := cache.ParseRedisURL(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewUniversalClient(ro)
+	t.Cleanup(func() { rc.Close() })
+	q, err := NewAsynq(context.Background(), ro, faultOptions(queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return srv.URL, rc, q
+}
+
 // TestWorkerKilledMidJob kills (SIGKILL) the worker running a job halfway
 // through writing its parts: once asynq's lease expires, another worker
 // runs the job again, and exactly one version, the job's id and whole, is
@@ -156,22 +180,10 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		t.Skip("waits out asynq's lease, about a minute")
 	}
 	t.Parallel()
-	srv := redistest.Start(t)
-	ro, err := cache.ParseRedisURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := redis.NewUniversalClient(ro)
-	defer rc.Close()
-	ctx := context.Background()
-	o := faultOptions("fault")
-	q, err := NewAsynq(ctx, ro, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	url, rc, q := faultEnv(t, "fault")
+	ctx, o := context.Background(), q.o
 
-	a := startWorker(t, "A", srv.URL, o.Queue)
+	a := startWorker(t, "A", url, o.Queue)
 	j, err := q.Enqueue(ctx, Spec{Target: TargetSocial})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +200,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 			parts, faultParts, rc.Exists(ctx, keyCurrent, keyPublished).Val())
 	}
 
-	b := startWorker(t, "B", srv.URL, o.Queue)
+	b := startWorker(t, "B", url, o.Queue)
 	var seen []Status // the statuses the job went through after the kill
 	j = waitFor(t, q, j.ID, 3*time.Minute, "succeeded", func(j Job) bool {
 		if len(seen) == 0 || seen[len(seen)-1] != j.Status {

@@ -9,7 +9,9 @@
 // processes on any number of machines, whose leases hand a dead worker's
 // job to another. The work itself is a Handler the caller plugs in; it
 // publishes under the job's id, so a job retried after a crash republishes
-// the same version rather than a second one.
+// the same version rather than a second one. On Asynq workers a job may be
+// split (Split): a first step, shards that any worker runs, and a last
+// step once every shard is done.
 package jobs
 
 import (
@@ -118,12 +120,16 @@ func (s Status) Final() bool { return s == Succeeded || s == Failed || s == Canc
 
 // Job is a job's state as the queue reports it.
 type Job struct {
-	ID         string    `json:"id"`
-	Spec       Spec      `json:"spec"`
-	Status     Status    `json:"status"`
-	Stage      string    `json:"stage,omitempty"`
-	Fraction   float64   `json:"fraction"` // of the work done, 0 to 1
-	Attempts   int       `json:"attempts"` // runs started, retries included
+	ID       string  `json:"id"`
+	Spec     Spec    `json:"spec"`
+	Status   Status  `json:"status"`
+	Stage    string  `json:"stage,omitempty"`
+	Fraction float64 `json:"fraction"` // of the work done, 0 to 1
+	Attempts int     `json:"attempts"` // runs started, retries included
+	// Shards and ShardsDone: of a job split into shards (Split), once they
+	// are queued.
+	Shards     int       `json:"shards,omitempty"`
+	ShardsDone int       `json:"shards_done,omitempty"`
 	EnqueuedAt time.Time `json:"enqueued_at"`
 	StartedAt  time.Time `json:"started_at,omitzero"` // of the last attempt
 	FinishedAt time.Time `json:"finished_at,omitzero"`

@@ -35,6 +35,7 @@ const (
 	fSpec, fStatus, fStage, fFraction, fAttempts = "spec", "status", "stage", "fraction", "attempts"
 	fEnqueued, fStarted, fFinished               = "enqueued", "started", "finished"
 	fVersion, fError, fCancel                    = "version", "error", "cancel"
+	fShards, fShardsDone                         = "shards", "shards_done"
 )
 
 // create writes a new record and forgets the ids that have expired.
@@ -79,8 +80,44 @@ func (r records) load(ctx context.Context, id string) (Job, error) {
 	}
 	j.Fraction, _ = strconv.ParseFloat(m[fFraction], 64)
 	j.Attempts, _ = strconv.Atoi(m[fAttempts])
+	j.Shards, _ = strconv.Atoi(m[fShards])
+	j.ShardsDone, _ = strconv.Atoi(m[fShardsDone])
 	j.EnqueuedAt, j.StartedAt, j.FinishedAt = unstamp(m[fEnqueued]), unstamp(m[fStarted]), unstamp(m[fFinished])
 	return j, nil
+}
+
+// doneSet is the key of the set of a split job's shards done.
+func (r records) doneSet(id string) string { return r.prefix + "done:" + id }
+
+// shards returns the number of shards of a split job whose shards are
+// queued, 0 before.
+func (r records) shards(ctx context.Context, id string) (int, error) {
+	n, err := r.rc.HGet(ctx, r.key(id), fShards).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// shardDone counts shard done and returns how many are.
+func (r records) shardDone(ctx context.Context, id string, shard int) (int, error) {
+	var n *redis.IntCmd
+	_, err := r.rc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, r.doneSet(id), shard)
+		p.Expire(ctx, r.doneSet(id), r.ttl)
+		n = p.SCard(ctx, r.doneSet(id))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int(n.Val()), nil
+}
+
+// shardsDone returns how many shards of a split job are done.
+func (r records) shardsDone(ctx context.Context, id string) (int, error) {
+	n, err := r.rc.SCard(ctx, r.doneSet(id)).Result()
+	return int(n), err
 }
 
 // ids returns the n most recent ids, most recent first.

@@ -39,8 +39,12 @@ func Worker(ctx context.Context, ro *redis.UniversalOptions, o Options, concurre
 		DelayedTaskCheckInterval: time.Second, // a retry runs soon after its delay
 		Logger:                   asynqLog{o.Log},
 	})
-	w := &worker{h: h, rec: newRecords(rc, o.Queue, o.History), log: o.Log}
-	if err := srv.Start(asynq.HandlerFunc(w.process)); err != nil {
+	w := &worker{h: h, o: o, rec: newRecords(rc, o.Queue, o.History), client: asynq.NewClientFromRedisClient(rc), log: o.Log}
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(taskType, w.process)
+	mux.HandleFunc(shardType, w.processPart)
+	mux.HandleFunc(finishType, w.processPart)
+	if err := srv.Start(mux); err != nil {
 		return err
 	}
 	o.Log.Info("worker started", "queue", o.Queue, "concurrency", concurrency)
@@ -50,9 +54,19 @@ func Worker(ctx context.Context, ro *redis.UniversalOptions, o Options, concurre
 }
 
 type worker struct {
-	h   Handler
-	rec records
-	log *slog.Logger
+	h      Handler
+	o      Options
+	rec    records
+	client *asynq.Client // queues the shards of split jobs
+	log    *slog.Logger
+}
+
+// split returns how the worker splits spec's job; nil: in one task.
+func (w *worker) split(spec Spec) *Split {
+	if w.o.Split == nil {
+		return nil
+	}
+	return w.o.Split(spec)
 }
 
 // process runs one attempt of a job and keeps its record. Its error tells
@@ -67,31 +81,50 @@ func (w *worker) process(ctx context.Context, t *asynq.Task) error {
 	if err := json.Unmarshal(t.Payload(), &spec); err != nil {
 		return fmt.Errorf("job %s: bad payload: %v: %w", id, err, asynq.SkipRetry)
 	}
-	cancelled, err := w.rec.update(ctx, id, fStatus, string(Running), fStarted, stamp(time.Now()),
-		fAttempts, retried+1, fStage, "", fFraction, 0, fError, "")
-	switch {
-	case isGone(err):
-		// Finished before (a worker died between its record and asynq's
-		// bookkeeping, or a cancelled run came back): nothing to do.
-		return nil
-	case err != nil:
+	if stop, err := w.begin(ctx, id, fStatus, string(Running), fStarted, stamp(time.Now()),
+		fAttempts, retried+1, fStage, "", fFraction, 0, fError, ""); stop {
 		return err
-	case cancelled:
-		return w.end(ctx, id, Cancelled, "", errors.New("cancelled before it ran"))
 	}
 
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	version, herr := w.h(hctx, id, spec, w.progress(hctx, id, stop))
+	var version string
+	var herr error
+	if sp := w.split(spec); sp != nil {
+		// The job goes on in its shards' tasks, which end it.
+		if herr = w.runSplit(hctx, id, spec, sp, w.progress(hctx, id, stop)); herr == nil {
+			return nil
+		}
+	} else {
+		version, herr = w.h(hctx, id, spec, w.progress(hctx, id, stop))
+	}
 
 	// ctx may be over (cancelled, timed out): the record is written anyway.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	cancelled, err = w.rec.update(wctx, id)
+	cancelled, err := w.rec.update(wctx, id)
 	if err != nil && !isGone(err) {
 		w.log.Warn("job record", "id", id, "err", err)
 	}
 	return w.end(wctx, id, ended(herr, cancelled, retried < maxRetry), version, herr)
+}
+
+// begin sets fields fv of job id's record as an attempt starts and says
+// whether the attempt stops there, and what to tell asynq: the job has
+// finished before (a worker died between its record and asynq's
+// bookkeeping, or a cancelled run came back) or was forgotten, and there
+// is nothing to do; or a cancel was requested.
+func (w *worker) begin(ctx context.Context, id string, fv ...any) (stop bool, err error) {
+	cancelled, err := w.rec.update(ctx, id, fv...)
+	switch {
+	case isGone(err):
+		return true, nil
+	case err != nil:
+		return true, err
+	case cancelled:
+		return true, w.end(ctx, id, Cancelled, "", errors.New("cancelled before it ran"))
+	}
+	return false, nil
 }
 
 // end writes how an attempt ended, and returns what asynq should do next.
@@ -99,7 +132,7 @@ func (w *worker) end(ctx context.Context, id string, st Status, version string, 
 	fv := []any{fStatus, string(st)}
 	switch st {
 	case Succeeded:
-		fv = append(fv, fVersion, version, fFraction, 1)
+		fv = append(fv, fVersion, version, fFraction, 1, fError, "")
 	default:
 		fv = append(fv, fError, herr.Error())
 	}

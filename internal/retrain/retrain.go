@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/recommend"
@@ -77,6 +78,59 @@ func NewHandler(d Deps) jobs.Handler {
 	return jobs.Dispatch(socialWork, searchWork)
 }
 
+// NewSplit returns how the workers of d split a job: a social job trains
+// in one worker (recommend.Service.Stage), precomputes its users' lists in
+// shards that any worker ranks (PrecomputeShard), and publishes its
+// version once every shard is in (PublishShards). Other jobs, and every
+// job of a process without the recommend facade, run in one task.
+func NewSplit(d Deps) func(jobs.Spec) *jobs.Split {
+	return func(spec jobs.Spec) *jobs.Split {
+		if d.Recommend == nil || spec.Target != jobs.TargetSocial {
+			return nil
+		}
+		req := func(id string, spec jobs.Spec) recommend.RetrainRequest {
+			return recommend.RetrainRequest{Learner: spec.Learner, DataPath: spec.Social, Version: id}
+		}
+		from, to := stageSpan(socialStages, precomputing)
+		return &jobs.Split{
+			Prepare: func(ctx context.Context, id string, spec jobs.Spec, progress func(string, float64)) (int, error) {
+				svc, err := d.Recommend(ctx)
+				if err != nil {
+					return 0, err
+				}
+				shards, err := svc.Stage(ctx, req(id, spec), byStage(progress, socialStages))
+				if err == nil {
+					d.Log.Info("model staged", "job", id, "shards", shards)
+				}
+				return shards, err
+			},
+			Shard: func(ctx context.Context, id string, spec jobs.Spec, shard, shards int) error {
+				svc, err := d.Recommend(ctx)
+				if err != nil {
+					return err
+				}
+				start, cpu := time.Now(), cputime.Process()
+				if err := svc.PrecomputeShard(ctx, req(id, spec), shard, shards, nil); err != nil {
+					return err
+				}
+				// The process's CPU time: all of it is the shard's at a
+				// worker's concurrency 1.
+				d.Log.Info("shard precomputed", "job", id, "shard", shard, "shards", shards,
+					"took", time.Since(start).Round(time.Millisecond), "cpu", (cputime.Process() - cpu).Round(time.Millisecond))
+				return nil
+			},
+			Finish: func(ctx context.Context, id string, spec jobs.Spec, shards int) (string, error) {
+				svc, err := d.Recommend(ctx)
+				if err != nil {
+					return "", err
+				}
+				return svc.PublishShards(ctx, req(id, spec), shards)
+			},
+			Stage: precomputing, From: from, To: to,
+		}
+	}
+}
+
 // stage is a step of a job and the share of the job's time it takes.
 type stage struct {
 	name  string
@@ -85,9 +139,24 @@ type stage struct {
 
 // The steps of the jobs, in order, as their work reports them.
 var (
-	socialStages = []stage{{"loading data", 0.05}, {"training", 0.6}, {"precomputing top-k", 0.3}, {"publishing", 0.05}}
+	socialStages = []stage{{"loading data", 0.05}, {"training", 0.6}, {precomputing, 0.3}, {"publishing", 0.05}}
 	searchStages = []stage{{"opening the corpus", 0.2}, {"rankings", 0.8}}
 )
+
+// precomputing is the stage of a social job's lists.
+const precomputing = "precomputing top-k"
+
+// stageSpan returns the fractions of the job at which stage name starts
+// and ends.
+func stageSpan(stages []stage, name string) (from, to float64) {
+	for _, s := range stages {
+		if s.name == name {
+			return from, from + s.share
+		}
+		from += s.share
+	}
+	return from, from
+}
 
 // byStage turns progress within a stage (stage, fraction of it done) into
 // progress through the whole job, so that a bar moves from stage to stage
@@ -96,13 +165,8 @@ var (
 func byStage(progress func(string, float64), stages []stage) func(string, float64) {
 	var at float64
 	return func(name string, f float64) {
-		start := 0.0
-		for _, s := range stages {
-			if s.name == name {
-				at = start + s.share*min(max(f, 0), 1)
-				break
-			}
-			start += s.share
+		if from, to := stageSpan(stages, name); to > from {
+			at = from + (to-from)*min(max(f, 0), 1)
 		}
 		progress(name, at)
 	}
@@ -232,6 +296,9 @@ func (b *ProgressBar) update(j jobs.Job) {
 	what := string(j.Status)
 	if j.Status == jobs.Running && j.Stage != "" {
 		what = j.Stage
+		if j.Shards > 0 {
+			what += fmt.Sprintf(": %d/%d shards", j.ShardsDone, j.Shards)
+		}
 	} else if j.Status == jobs.Queued && j.Error != "" {
 		what = "queued to retry after: " + j.Error
 	}

@@ -48,6 +48,12 @@ type Options struct {
 	Damping float64
 	// Voters is how many top voters to report per result (0: none).
 	Voters int
+	// FitEachCopy makes a learner fit every candidate, near-duplicates
+	// too, as it did before a cluster was fitted as one point
+	// (duplicates.go): VisualRank still counts a cluster once. It costs
+	// more where features repeat and exists to measure that
+	// (search.BenchmarkWindowCost's before column).
+	FitEachCopy bool
 }
 
 // Defaults, chosen on the validation queries of `kernelrank eval images`
@@ -284,7 +290,7 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 	if err != nil || r.Spec.Kind == learners.KindOrder {
 		return nil, nil, err
 	}
-	return kernel(ctx, r, cands)
+	return kernel(ctx, r, cands, false)
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,

@@ -58,23 +58,9 @@ type clusters struct {
 // cluster has one member.
 func duplicates(cands []Candidate) (cl clusters, ok bool) {
 	n := len(cands)
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	union := func(i, j int) {
-		a, b := find(i), find(j)
-		if a != b {
-			parent[max(a, b)] = min(a, b) // the root is the first member
-			ok = true
-		}
+	u := make(unionFind, n)
+	for i := range u {
+		u[i] = i
 	}
 	byHash := make(map[string]int)
 	for i, c := range cands {
@@ -82,38 +68,56 @@ func duplicates(cands []Candidate) (cl clusters, ok bool) {
 			continue
 		}
 		if f, seen := byHash[c.ImageHash]; seen {
-			union(f, i)
+			u.union(f, i)
 		} else {
 			byHash[c.ImageHash] = i
 		}
 	}
-	nearVectors(cands, union)
+	nearVectors(cands, u)
 	cl.node = make([]int, n)
 	for i := range cands {
-		r := find(i)
+		r := u.find(i)
 		if r == i {
 			cl.node[i] = len(cl.members)
 			cl.members = append(cl.members, []int{i})
 			continue
 		}
+		ok = true
 		cl.node[i] = cl.node[r] // r < i: numbered already
 		cl.members[cl.node[r]] = append(cl.members[cl.node[r]], i)
 	}
 	return cl, ok
 }
 
+// unionFind holds disjoint sets of indices, each represented by its
+// smallest index (its first member in text order).
+type unionFind []int
+
+func (u unionFind) find(i int) int {
+	for u[i] != i {
+		u[i] = u[u[i]]
+		i = u[i]
+	}
+	return i
+}
+
+func (u unionFind) union(i, j int) {
+	a, b := u.find(i), u.find(j)
+	u[max(a, b)] = min(a, b)
+}
+
 // projections is how many block sums of a vector nearVectors compares
 // before computing a distance.
 const projections = 8
 
-// nearVectors calls union(i, j) for the pairs of candidates whose visual
-// vectors are within NearDuplicateDistance. It sweeps the vectors in order
+// nearVectors joins in u the candidates whose visual vectors are within
+// NearDuplicateDistance. It sweeps the vectors in order
 // of their norms (two vectors are no nearer than their norms' difference)
 // and compares first their projections on projections orthonormal block
 // indicators (no longer than the vectors' difference), so that the exact
-// distance is computed for a few pairs: a window of distinct vectors costs
-// a few microseconds over the sorting.
-func nearVectors(cands []Candidate, union func(i, j int)) {
+// distance is computed for a few pairs, and not for two already joined
+// (a window of one vector repeated costs one distance a candidate).
+func nearVectors(cands []Candidate, u unionFind) {
 	type vec struct {
 		i    int
 		norm float64
@@ -150,12 +154,12 @@ func nearVectors(cands []Candidate, union func(i, j int)) {
 				break
 			}
 			lim2 := lim * lim
-			if sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
+			if u.find(x.i) == u.find(y.i) || sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
 				len(cands[x.i].Visual) != len(cands[y.i].Visual) ||
 				sqDist(cands[x.i].Visual, cands[y.i].Visual, lim2) > lim2 {
 				continue
 			}
-			union(x.i, y.i)
+			u.union(x.i, y.i)
 		}
 	}
 }

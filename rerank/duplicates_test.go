@@ -263,3 +263,30 @@ func BenchmarkRerank200Repeated(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDuplicates is the cost of finding the near-duplicate clusters
+// of the Corel5k sky window (200 distinct vectors) and of the largest
+// window the server allows (1,000) holding one vector.
+func BenchmarkDuplicates(b *testing.B) {
+	sky := corelWindow(b, "sky")
+	same := make([]Candidate, 1000)
+	for i := range same {
+		same[i] = Candidate{ID: fmt.Sprint(i), Visual: sky[0].Visual}
+	}
+	for _, w := range []struct {
+		name  string
+		cands []Candidate
+		nodes int
+	}{{"sky200", sky, 200}, {"one-vector1000", same, 1}} {
+		b.Run(w.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cputime.Process()
+			for b.Loop() {
+				if cl, _ := duplicates(w.cands); len(cl.members) != w.nodes {
+					b.Fatalf("%d clusters, want %d", len(cl.members), w.nodes)
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/1e3/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

@@ -290,3 +290,33 @@ func BenchmarkDuplicates(b *testing.B) {
 		})
 	}
 }
+
+// With FitEachCopy the learner fits every candidate of the repeated
+// window, copies too: the kernel is the one npk-fused learns on the 200
+// vectors and the window's tag kernel, written out here.
+func TestFitEachCopyFitsEveryCandidate(t *testing.T) {
+	cands := repeated(t)
+	x, err := Visual(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve("npk-fused", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Fit(t.Context(), &learners.Input{Features: x, Target: TextKernel(cands)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(Options{Strategy: "npk-fused", FitEachCopy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stats, err := p.Kernel(t.Context(), cands)
+	if err != nil || stats.Iterations != want.Stats.Iterations {
+		t.Fatalf("%+v, %v; want %d iterations", stats, err, want.Stats.Iterations)
+	}
+	if !mat.EqualApprox(got, want.Kernel, 0) {
+		t.Error("the kernel is not the one fitted on every candidate")
+	}
+}

@@ -1,17 +1,18 @@
 package rerank
 
 import (
-	"hash/maphash"
+	"cmp"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
 
-// Near-duplicates do not vote for one another. Candidates whose visual
-// feature vectors are identical (one drawing filed in two folders, the
-// same image bytes uploaded twice) form a cluster, and VisualRank runs over
-// the clusters instead of the candidates:
+// Near-duplicates do not vote for one another. Candidates that are the
+// same image (the same bytes, one drawing filed in two folders or uploaded
+// twice) or whose visual feature vectors are identical or nearly so (within
+// NearDuplicateDistance) form a cluster, and VisualRank runs over the
+// clusters instead of the candidates:
 //
 //   - a cluster is one node: its affinity to another node is the mean of
 //     the kernel between their members, its prior the mean of its members'
@@ -21,16 +22,26 @@ import (
 //     node's members: each gets its node's score over its size, so the
 //     scores still sum to 1, and a cluster's copies tie, in text order.
 //
-// A learner fits the nodes too (kernels.go): one point a cluster, with the
-// mean of its members' tag kernel as its target, and each copy gets its
-// node's row of the kernel learned. Identical vectors are each other's
-// nearest neighbours at distance 0, constraints that the learner's dual
-// closes slowly (38 iterations instead of 15 on a window of 50 vectors
-// each repeated four times), and a window of m distinct vectors costs what
-// m candidates do.
+// A learner fits the nodes too (kernels.go): one point a cluster (its
+// first member's features), with the mean of its members' tag kernel as its
+// target, and each copy gets its node's row of the kernel learned.
+// Identical vectors are each other's nearest neighbours at distance 0,
+// constraints that the learner's dual closes slowly (38 iterations instead
+// of 15 on a window of 50 vectors each repeated four times), and a window
+// of m distinct vectors costs what m candidates do.
 //
-// Without two identical vectors in the window nothing changes: the usual
-// case costs one hash of each vector.
+// Without near-duplicates in the window nothing changes.
+
+// NearDuplicateDistance is the relative Euclidean distance up to which two
+// visual vectors are near-duplicates: ||x - y|| <= NearDuplicateDistance *
+// max(||x||, ||y||). It joins the vectors of the same pixels computed apart
+// (float32 storage, another decoder: differences near 1e-7) and keeps apart
+// distinct drawings of one series, the closest distinct pairs of the demo
+// (5e-4 and up; Corel5k has none within 0.1). A re-encoded image moves
+// further (a JPEG or a 90% resize of a demo drawing: 0.04-0.15), as far as
+// unrelated drawings: it is found by its bytes or not at all
+// (docs/evaluation.md, Near-duplicates).
+const NearDuplicateDistance = 1e-4
 
 // clusters are the candidates' near-duplicate clusters: node[i] is
 // candidate i's cluster, members[c] the candidates of cluster c in text
@@ -40,49 +51,131 @@ type clusters struct {
 	members [][]int
 }
 
-// duplicates finds the clusters of identical visual vectors among cands
-// (a candidate without one is its own); ok is false when every cluster
-// has one member.
+// duplicates finds the near-duplicate clusters among cands: candidates
+// with the same ImageHash, or with visual vectors within
+// NearDuplicateDistance of each other, and what links them transitively (a
+// candidate with neither is its own cluster); ok is false when every
+// cluster has one member.
 func duplicates(cands []Candidate) (cl clusters, ok bool) {
-	seed := maphash.MakeSeed()
-	first := make(map[uint64][]int, len(cands)) // hash -> the clusters' first members
-	cl.node = make([]int, len(cands))
+	n := len(cands)
+	u := make(unionFind, n)
+	for i := range u {
+		u[i] = i
+	}
+	byHash := make(map[string]int)
 	for i, c := range cands {
-		cl.node[i] = -1
-		if len(c.Visual) > 0 {
-			h := hashVector(seed, c.Visual)
-			for _, f := range first[h] {
-				if slices.Equal(cands[f].Visual, c.Visual) {
-					cl.node[i] = cl.node[f]
-					cl.members[cl.node[f]] = append(cl.members[cl.node[f]], i)
-					ok = true
-					break
-				}
-			}
-			if cl.node[i] < 0 {
-				first[h] = append(first[h], i)
-			}
+		if c.ImageHash == "" {
+			continue
 		}
-		if cl.node[i] < 0 {
+		if f, seen := byHash[c.ImageHash]; seen {
+			u.union(f, i)
+		} else {
+			byHash[c.ImageHash] = i
+		}
+	}
+	nearVectors(cands, u)
+	cl.node = make([]int, n)
+	for i := range cands {
+		r := u.find(i)
+		if r == i {
 			cl.node[i] = len(cl.members)
 			cl.members = append(cl.members, []int{i})
+			continue
 		}
+		ok = true
+		cl.node[i] = cl.node[r] // r < i: numbered already
+		cl.members[cl.node[r]] = append(cl.members[cl.node[r]], i)
 	}
 	return cl, ok
 }
 
-func hashVector(seed maphash.Seed, v []float64) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var b [8]byte
-	for _, x := range v {
-		bits := math.Float64bits(x + 0) // -0 and +0 alike, as slices.Equal sees them
-		for i := range b {
-			b[i] = byte(bits >> (8 * i))
-		}
-		h.Write(b[:])
+// unionFind holds disjoint sets of indices, each represented by its
+// smallest index (its first member in text order).
+type unionFind []int
+
+func (u unionFind) find(i int) int {
+	for u[i] != i {
+		u[i] = u[u[i]]
+		i = u[i]
 	}
-	return h.Sum64()
+	return i
+}
+
+func (u unionFind) union(i, j int) {
+	a, b := u.find(i), u.find(j)
+	u[max(a, b)] = min(a, b)
+}
+
+// projections is how many block sums of a vector nearVectors compares
+// before computing a distance.
+const projections = 8
+
+// nearVectors joins in u the candidates whose visual vectors are within
+// NearDuplicateDistance. It sweeps the vectors in order
+// of their norms (two vectors are no nearer than their norms' difference)
+// and compares first their projections on projections orthonormal block
+// indicators (no longer than the vectors' difference), so that the exact
+// distance is computed for a few pairs, and not for two already joined
+// (a window of one vector repeated costs one distance a candidate).
+func nearVectors(cands []Candidate, u unionFind) {
+	type vec struct {
+		i    int
+		norm float64
+		proj [projections]float64
+	}
+	vs := make([]vec, 0, len(cands))
+	for i, c := range cands {
+		if len(c.Visual) == 0 {
+			continue
+		}
+		v := vec{i: i}
+		var size [projections]int
+		for k, x := range c.Visual {
+			b := k * projections / len(c.Visual)
+			v.norm += x * x
+			v.proj[b] += x
+			size[b]++
+		}
+		v.norm = math.Sqrt(v.norm)
+		for b, m := range size {
+			if m > 0 {
+				v.proj[b] /= math.Sqrt(float64(m))
+			}
+		}
+		vs = append(vs, v)
+	}
+	slices.SortFunc(vs, func(a, b vec) int { return cmp.Compare(a.norm, b.norm) })
+	tol := NearDuplicateDistance
+	for a := range vs {
+		for b := a + 1; b < len(vs); b++ {
+			x, y := &vs[a], &vs[b]
+			lim := tol * y.norm // y.norm is the larger
+			if y.norm-x.norm > lim {
+				break
+			}
+			lim2 := lim * lim
+			if u.find(x.i) == u.find(y.i) || sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
+				len(cands[x.i].Visual) != len(cands[y.i].Visual) ||
+				sqDist(cands[x.i].Visual, cands[y.i].Visual, lim2) > lim2 {
+				continue
+			}
+			u.union(x.i, y.i)
+		}
+	}
+}
+
+// sqDist is the squared distance of x and y, or a number above limit once
+// the partial sum exceeds it.
+func sqDist(x, y []float64, limit float64) float64 {
+	s := 0.0
+	for k := range x {
+		d := x[k] - y[k]
+		s += d * d
+		if s > limit {
+			return s
+		}
+	}
+	return s
 }
 
 // collapse returns the kernel between cl's nodes (meanKernel) and one

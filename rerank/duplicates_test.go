@@ -2,7 +2,11 @@ package rerank
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
@@ -75,17 +79,110 @@ func TestNearDuplicatesVoteOnce(t *testing.T) {
 	}
 }
 
-// Without identical vectors nothing is clustered: a vector equal in all
-// but one feature, and candidates without features, stay apart.
-func TestDuplicatesOnlyIdentical(t *testing.T) {
-	cands := []Candidate{{ID: "a", Visual: []float64{1, 2}}, {ID: "b", Visual: []float64{1, 2.0000001}}, {ID: "c"}, {ID: "d"},
-		{ID: "e", Visual: []float64{math.Copysign(0, -1), 2}}, {ID: "f", Visual: []float64{0, 2}}}
-	cl, ok := duplicates(cands)
-	if !ok || len(cl.members) != 5 || cl.node[4] != cl.node[5] || cl.node[0] == cl.node[1] || cl.node[2] == cl.node[3] {
-		t.Fatalf("clusters %+v (any %v): want e and f (-0 is 0) together, the rest apart", cl, ok)
+// Candidates cluster when they have the same image bytes (whatever their
+// vectors), or vectors within NearDuplicateDistance of each other, and
+// through chains of such links; -0 is 0, and a candidate without a vector
+// or a hash is its own cluster.
+func TestDuplicatesNearOrSameBytes(t *testing.T) {
+	const tau = NearDuplicateDistance
+	cands := []Candidate{
+		{ID: "a", Visual: []float64{3, 4}},                  // norm 5
+		{ID: "a-near", Visual: []float64{3, 4 + 0.9*5*tau}}, // 0.9 tau from a
+		{ID: "a-far", Visual: []float64{3, 4 - 1.1*5*tau}},  // 1.1 tau from a, 2 tau from a-near
+		{ID: "bytes", ImageHash: "h1"},                      // no vector: joined by its bytes alone
+		{ID: "bytes2", Visual: []float64{7, 1}, ImageHash: "h1"},
+		{ID: "neg0", Visual: []float64{math.Copysign(0, -1), 2}},
+		{ID: "pos0", Visual: []float64{0, 2}},
+		{ID: "x", Visual: []float64{10, 0}},
+		{ID: "y", Visual: []float64{10, 0.0009}}, // 0.9e-4 from x and from z
+		{ID: "z", Visual: []float64{10, 0.0018}}, // 1.8e-4 from x: linked through y
+		{ID: "alone"},
+		{ID: "alone2", ImageHash: "h2"},
 	}
-	if _, ok := duplicates(cands[:4]); ok {
-		t.Error("clusters found among distinct vectors")
+	want := [][]string{{"a", "a-near"}, {"a-far"}, {"bytes", "bytes2"}, {"neg0", "pos0"}, {"x", "y", "z"}, {"alone"}, {"alone2"}}
+	cl, ok := duplicates(cands)
+	var got [][]string
+	for _, ms := range cl.members {
+		var ids []string
+		for _, i := range ms {
+			ids = append(ids, cands[i].ID)
+		}
+		got = append(got, ids)
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("clusters %v (any %v), want %v", got, ok, want)
+	}
+	for i, c := range cl.node {
+		if !slices.Contains(cl.members[c], i) {
+			t.Fatalf("node[%d] = %d, whose members %v lack it", i, c, cl.members[c])
+		}
+	}
+	if _, ok := duplicates([]Candidate{cands[0], cands[2], cands[3], cands[10], cands[11]}); ok {
+		t.Error("clusters found among distinct candidates")
+	}
+}
+
+// The sweep of nearVectors (norm order, block projections, early exit)
+// finds exactly the pairs that a comparison of every pair finds: random
+// windows of vectors, some perturbed copies of others at distances around
+// the threshold, clustered by brute force with a flood fill.
+func TestNearVectorsFindsEveryPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	for trial := 0; trial < 20; trial++ {
+		n, d := 60, 1+rng.IntN(40)
+		cands := make([]Candidate, n)
+		for i := range cands {
+			v := make([]float64, d)
+			if i > 0 && rng.IntN(2) == 0 {
+				src := cands[rng.IntN(i)].Visual
+				eps := NearDuplicateDistance * rng.Float64() * 2 * math.Sqrt(3) // relative distances 0 to 2 tau
+				for k := range v {
+					v[k] = src[k] * (1 + eps*(2*rng.Float64()-1))
+				}
+			} else {
+				for k := range v {
+					v[k] = rng.NormFloat64()
+				}
+			}
+			cands[i] = Candidate{ID: fmt.Sprint(i), Visual: v}
+		}
+		near := func(i, j int) bool {
+			x, y := cands[i].Visual, cands[j].Visual
+			s, nx, ny := 0.0, 0.0, 0.0
+			for k := range x {
+				s += (x[k] - y[k]) * (x[k] - y[k])
+				nx += x[k] * x[k]
+				ny += y[k] * y[k]
+			}
+			return math.Sqrt(s) <= NearDuplicateDistance*math.Sqrt(max(nx, ny))
+		}
+		want := make([]int, n) // the smallest index reachable
+		for i := range want {
+			want[i] = -1
+		}
+		for i := range cands {
+			if want[i] >= 0 {
+				continue
+			}
+			stack := []int{i}
+			want[i] = i
+			for len(stack) > 0 {
+				a := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for b := range cands {
+					if want[b] < 0 && near(a, b) {
+						want[b] = i
+						stack = append(stack, b)
+					}
+				}
+			}
+		}
+		cl, _ := duplicates(cands)
+		for i := range cands {
+			if first := cl.members[cl.node[i]][0]; first != want[i] {
+				t.Fatalf("trial %d: candidate %d in the cluster of %d, want %d", trial, i, first, want[i])
+			}
+		}
 	}
 }
 
@@ -164,5 +261,62 @@ func BenchmarkRerank200Repeated(b *testing.B) {
 			}
 			b.ReportMetric(float64(cputime.Process()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 		})
+	}
+}
+
+// BenchmarkDuplicates is the cost of finding the near-duplicate clusters
+// of the Corel5k sky window (200 distinct vectors) and of the largest
+// window the server allows (1,000) holding one vector.
+func BenchmarkDuplicates(b *testing.B) {
+	sky := corelWindow(b, "sky")
+	same := make([]Candidate, 1000)
+	for i := range same {
+		same[i] = Candidate{ID: fmt.Sprint(i), Visual: sky[0].Visual}
+	}
+	for _, w := range []struct {
+		name  string
+		cands []Candidate
+		nodes int
+	}{{"sky200", sky, 200}, {"one-vector1000", same, 1}} {
+		b.Run(w.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cputime.Process()
+			for b.Loop() {
+				if cl, _ := duplicates(w.cands); len(cl.members) != w.nodes {
+					b.Fatalf("%d clusters, want %d", len(cl.members), w.nodes)
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/1e3/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// With FitEachCopy the learner fits every candidate of the repeated
+// window, copies too: the kernel is the one npk-fused learns on the 200
+// vectors and the window's tag kernel, written out here.
+func TestFitEachCopyFitsEveryCandidate(t *testing.T) {
+	cands := repeated(t)
+	x, err := Visual(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve("npk-fused", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Fit(t.Context(), &learners.Input{Features: x, Target: TextKernel(cands)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(Options{Strategy: "npk-fused", FitEachCopy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stats, err := p.Kernel(t.Context(), cands)
+	if err != nil || stats.Iterations != want.Stats.Iterations {
+		t.Fatalf("%+v, %v; want %d iterations", stats, err, want.Stats.Iterations)
+	}
+	if !mat.EqualApprox(got, want.Kernel, 0) {
+		t.Error("the kernel is not the one fitted on every candidate")
 	}
 }

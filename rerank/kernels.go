@@ -53,13 +53,13 @@ func resolve(strategy string, params json.RawMessage) (*learners.Resolved, error
 // statistics when a learner fitted it (nil for a fixed kernel). A panic
 // in the learner is returned as a *PanicError.
 func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
-	return kernel(ctx, p.r, ranked)
+	return kernel(ctx, p.r, ranked, p.opt.FitEachCopy)
 }
 
 // kernel fits r's kernel of cands, from what a search has of them: their
 // visual features, their tag kernel as the target, and (for the learners
 // that combine kernels) the linear visual and tag kernels.
-func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *mat.SymDense, stats *learners.Stats, err error) {
+func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate, eachCopy bool) (k *mat.SymDense, stats *learners.Stats, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			k, stats, err = nil, nil, &PanicError{Strategy: r.Spec.Name, Value: v, Stack: debug.Stack()}
@@ -70,7 +70,7 @@ func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate) (k *ma
 	// A learner fits one point a cluster of near-duplicates (duplicates.go).
 	var cl clusters
 	dup := false
-	if r.Learned() {
+	if r.Learned() && !eachCopy {
 		if cl, dup = duplicates(cands); dup && len(cl.members) < minRerank {
 			dup = false
 		}

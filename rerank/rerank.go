@@ -23,6 +23,9 @@ type Candidate struct {
 	TextScore float64
 	Visual    []float64          // visual feature vector; nil when the image has none
 	Tags      features.TagVector // normalised tf-idf tag vector
+	// ImageHash identifies the image's bytes (index.Doc.ImageSHA256);
+	// empty when unknown. Candidates with one hash are near-duplicates.
+	ImageHash string
 }
 
 // Options selects how to re-rank. The zero value re-ranks with the defaults.
@@ -45,6 +48,12 @@ type Options struct {
 	Damping float64
 	// Voters is how many top voters to report per result (0: none).
 	Voters int
+	// FitEachCopy makes a learner fit every candidate, near-duplicates
+	// too, as it did before a cluster was fitted as one point
+	// (duplicates.go): VisualRank still counts a cluster once. It costs
+	// more where features repeat and exists to measure that
+	// (search.BenchmarkWindowCost's before column).
+	FitEachCopy bool
 }
 
 // Defaults, chosen on the validation queries of `kernelrank eval images`
@@ -83,8 +92,9 @@ type Result struct {
 	VisualRank float64 `json:"visualrank"`
 	// Voters are the neighbours whose votes raised this image most.
 	Voters []Vote `json:"voters,omitempty"`
-	// NearDuplicates is how many other candidates of the window have its
-	// visual features: they count as one voter and share one score.
+	// NearDuplicates is how many other candidates of the window are its
+	// near-duplicates (the same image bytes, or visual features within
+	// NearDuplicateDistance): they count as one voter and share one score.
 	NearDuplicates int `json:"near_duplicates,omitempty"`
 	// NoFeatures marks an image without a visual vector: it keeps its text
 	// order after the re-ranked ones.
@@ -280,7 +290,7 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 	if err != nil || r.Spec.Kind == learners.KindOrder {
 		return nil, nil, err
 	}
-	return kernel(ctx, r, cands)
+	return kernel(ctx, r, cands, false)
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,

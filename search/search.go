@@ -419,6 +419,7 @@ func (e *Engine) Candidates(ctx context.Context, q string, window int, seed int6
 	w := &Window{Candidates: make([]rerank.Candidate, len(hits)), Docs: docs, Total: total, pos: make(map[string]int, len(hits))}
 	for i, h := range hits {
 		w.Candidates[i] = rerank.NewCandidate(h.ID, h.Score, docs[i].Tags, docs[i].Features, n, e.ix.DocFreq)
+		w.Candidates[i].ImageHash = docs[i].ImageSHA256
 		w.pos[h.ID] = i
 	}
 	return w, nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -270,5 +272,39 @@ func TestEngineWithoutCache(t *testing.T) {
 	r, err = e.Search(t.Context(), req)
 	if err != nil || r.Window != 100 || len(r.Results) != 100 {
 		t.Errorf("k=100: window %d, %d results, %v", r.Window, len(r.Results), err)
+	}
+}
+
+// Candidates carry their image's hash, so that two docs of the same image
+// bytes are near-duplicates whatever their features: they vote as one and
+// each result says so.
+func TestSameImageBytesAreNearDuplicates(t *testing.T) {
+	ix, err := index.Open(filepath.Join(t.TempDir(), "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	hash := strings.Repeat("ab", 32)
+	docs := []index.Doc{
+		{ID: "a1", Tags: []string{"cat"}, Features: []float32{1, 0, 0}, ImageSHA256: hash},
+		{ID: "a2", Tags: []string{"cat"}, Features: []float32{0.9, 0.1, 0}, ImageSHA256: hash},
+		{ID: "b", Tags: []string{"cat"}, Features: []float32{0, 1, 0}},
+		{ID: "c", Tags: []string{"cat"}, Features: []float32{0, 0, 1}},
+		{ID: "d", Tags: []string{"cat"}, Features: []float32{0, 1, 1}},
+	}
+	if err := ix.Add(docs); err != nil {
+		t.Fatal(err)
+	}
+	e := New(ix, nil, testOptions)
+	req := DefaultRequest("cat")
+	req.Rerank.Strategy = "poly"
+	r, err := e.Search(t.Context(), req)
+	if err != nil || len(r.Results) != len(docs) {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	for _, h := range r.Results {
+		if want := map[bool]int{true: 1}[h.ID == "a1" || h.ID == "a2"]; h.NearDuplicates != want {
+			t.Errorf("%s: near_duplicates %d, want %d", h.ID, h.NearDuplicates, want)
+		}
 	}
 }

@@ -52,9 +52,9 @@ type Store struct {
 	onChange OnChange
 	cur      atomic.Pointer[social.Dataset]
 
-	file *fileLog   // without Redis
-	rl   *redisLog  // with Redis
-	stop func()     // stops following
+	file *fileLog  // without Redis
+	rl   *redisLog // with Redis
+	stop func()    // stops following
 	life context.Context
 }
 

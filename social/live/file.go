@@ -11,6 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/kernelrank/kernelrank/social"
 )
 
 // The files of a local store: the snapshot (a header line {"n": N}, then
@@ -26,6 +29,7 @@ const (
 // fileLog is the log of a store without Redis.
 type fileLog struct {
 	dir     string
+	lock    *os.File // held (flock) while the store is open
 	n       int64    // number of the last entry
 	f       *os.File // the log, appended to
 	size    int64    // its length: a failed append is cut back to it
@@ -40,29 +44,63 @@ func OpenDir(dir string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
-	fl := &fileLog{dir: dir}
-	if err := fl.load(s.st); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, logFile), os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("live: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("live: another process holds the social store in %s (%v): one process opens it at a time", dir, err)
+	}
+	fl := &fileLog{dir: dir, lock: lock}
+	if err := fl.open(s.st); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.file = fl
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.commit(nil); err != nil {
+		fl.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// open loads the files into st and opens the log for appending after its
+// last whole entry.
+func (fl *fileLog) open(st *state) error {
+	if err := fl.load(st); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(fl.dir, logFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("live: %w", err)
 	}
 	if err := f.Truncate(fl.size); err == nil {
 		_, err = f.Seek(fl.size, io.SeekStart)
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("live: %w", err)
+		return fmt.Errorf("live: %w", err)
 	}
-	fl.f, s.file = f, fl
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.commit(nil); err != nil {
-		f.Close()
-		return nil, err
+	fl.f = f
+	return nil
+}
+
+// ReadDir returns the data set of the store kept in dir, read while
+// another process may hold it open (its files change by whole lines and
+// renames); ok is false when dir holds no store.
+func ReadDir(dir string) (ds *social.Dataset, ok bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, logFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
 	}
-	return s, nil
+	st := newState()
+	if err := (&fileLog{dir: dir}).load(st); err != nil {
+		return nil, false, err
+	}
+	ds, err = st.dataset()
+	return ds, err == nil, err
 }
 
 // load applies the snapshot and the log to st, and sets size to the
@@ -223,4 +261,7 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-func (fl *fileLog) close() { fl.f.Close() }
+func (fl *fileLog) close() {
+	fl.f.Close()
+	fl.lock.Close()
+}

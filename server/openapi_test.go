@@ -169,6 +169,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		{writable, "POST", "/v1/social/batch", []byte(`{"ops":[{"op":"put_friend","user":"m","friend":"m"}]}`), token, 400},
 		{writable, "DELETE", "/v1/users/n", nil, token, 200},
 		{writable, "DELETE", "/v1/users/n", nil, token, 404},
+		{writable, "GET", "/v1/status", nil, "", 200},
 		{plain, "GET", "/v1/jobs", nil, token, 404},
 		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"social"}`), token, 202},
 		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"moon"}`), token, 400},

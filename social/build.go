@@ -44,11 +44,17 @@ func Build(r Records) (*Dataset, error) {
 	for _, g := range r.Groups {
 		b.groups[g] = struct{}{}
 	}
-	friends := make([][2]int, 0, len(r.Friends))
-	for _, f := range r.Friends {
-		i, err := idx(f[0])
-		if err != nil {
-			return nil, err
+	// Friendships by their first user, then each user's sorted: the sorted
+	// pairs for far less than a sort of them all.
+	after := make([][]int, len(r.Users))
+	i, last := 0, ""
+	for k, f := range r.Friends {
+		if k == 0 || f[0] != last { // a user's friendships often come together
+			var err error
+			if i, err = idx(f[0]); err != nil {
+				return nil, err
+			}
+			last = f[0]
 		}
 		j, err := idx(f[1])
 		if err != nil {
@@ -57,9 +63,17 @@ func Build(r Records) (*Dataset, error) {
 		if i == j {
 			return nil, fmt.Errorf("social: user %q is its own friend", f[0])
 		}
-		friends = append(friends, [2]int{min(i, j), max(i, j)})
+		after[min(i, j)] = append(after[min(i, j)], max(i, j))
 	}
-	slices.SortFunc(friends, comparePairs)
+	friends := make([][2]int, 0, len(r.Friends))
+	for i, js := range after {
+		slices.Sort(js)
+		for k, j := range js {
+			if k == 0 || j != js[k-1] {
+				friends = append(friends, [2]int{i, j})
+			}
+		}
+	}
 	for _, m := range r.Memberships {
 		i, err := idx(m[0])
 		if err != nil {
@@ -83,6 +97,6 @@ func Build(r Records) (*Dataset, error) {
 		b.comments[[2]int{a, o}] += c.Count
 	}
 	ds := b.finish()
-	ds.Friends = slices.Compact(friends)
+	ds.Friends = friends
 	return ds, nil
 }

@@ -90,6 +90,32 @@ func (rl *redisLog) write(ctx context.Context, s *Store, ops []Op) (Result, erro
 	return rl.waitFor(ctx, s, p)
 }
 
+// appendAll appends ops in entries of up to maxEntryOps operations, then
+// waits until they are applied here: followers apply entries in runs,
+// making one data set a run, not one an entry.
+func (rl *redisLog) appendAll(ctx context.Context, s *Store, ops []Op) error {
+	var appended []changelog.Pos
+	for len(ops) > 0 {
+		n := min(len(ops), maxEntryOps)
+		b, err := json.Marshal(Entry{Ops: ops[:n]})
+		if err != nil {
+			return err
+		}
+		p, err := rl.log.Append(ctx, b)
+		if err != nil {
+			return err
+		}
+		appended = append(appended, p)
+		ops = ops[n:]
+	}
+	for _, p := range appended {
+		if _, err := rl.waitFor(ctx, s, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitFor returns the result of the entry at p once it is applied here.
 func (rl *redisLog) waitFor(ctx context.Context, s *Store, p changelog.Pos) (Result, error) {
 	for {

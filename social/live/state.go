@@ -280,7 +280,15 @@ func (a *applier) setComments(k [2]string, n int) {
 
 // records are the state's contents for social.Build.
 func (st *state) records() social.Records {
-	r := social.Records{Format: st.format, Users: make([]social.User, 0, len(st.users))}
+	friends, members := 0, 0
+	for _, fs := range st.friends {
+		friends += len(fs)
+	}
+	for _, gs := range st.groupsOf {
+		members += len(gs)
+	}
+	r := social.Records{Format: st.format, Users: make([]social.User, 0, len(st.users)), Groups: make([]string, 0, len(st.members)),
+		Friends: make([][2]string, 0, friends/2), Memberships: make([][2]string, 0, members)}
 	for _, u := range st.users {
 		r.Users = append(r.Users, *u)
 	}

@@ -202,19 +202,19 @@ func (s *Store) Import(ctx context.Context, ds *social.Dataset) (int, error) {
 		return 0, err
 	}
 	total := len(ops)
-	for len(ops) > 0 {
-		n := min(len(ops), maxEntryOps)
-		if _, err := s.Write(ctx, ops[:n]); err != nil {
-			return 0, fmt.Errorf("live: importing: %w", err)
-		}
-		ops = ops[n:]
-	}
 	if s.file != nil {
+		// One entry, all or nothing, made a snapshot at once.
+		if len(ops) > 0 {
+			if _, err := s.writeFile(ops); err != nil {
+				return 0, fmt.Errorf("live: importing: %w", err)
+			}
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if err := s.file.compact(s.st); err != nil {
-			return 0, err
-		}
+		return total, s.file.compact(s.st)
+	}
+	if err := s.rl.appendAll(ctx, s, ops); err != nil {
+		return 0, fmt.Errorf("live: importing: %w", err)
 	}
 	return total, nil
 }

@@ -67,9 +67,13 @@ func OpenRedis(ctx context.Context, rc redis.UniversalClient, prefix string, o O
 // Drop removes the social log, its snapshot and counters from Redis.
 func (s *Store) Drop(ctx context.Context) error { return s.rl.log.Drop(ctx) }
 
-// write checks ops on the local state (a refusal costs no entry), appends
-// them and waits until they are applied here.
+// write checks ops on the local state, caught up with the log's head (a
+// client's write on another server before is seen; a refusal costs no
+// entry), appends them and waits until they are applied here.
 func (rl *redisLog) write(ctx context.Context, s *Store, ops []Op) (Result, error) {
+	if err := rl.settle(ctx, s); err != nil {
+		return Result{}, err
+	}
 	s.mu.Lock()
 	_, undo, err := s.st.apply(ops)
 	if err == nil {
@@ -326,6 +330,21 @@ func (s *Store) WriteSnapshot(ctx context.Context) (changelog.Snapshot, error) {
 	return s.rl.writeSnapshot(ctx, s)
 }
 
+// settle returns once every entry appended before the call is applied
+// here.
+func (rl *redisLog) settle(ctx context.Context, s *Store) error {
+	head, err := rl.log.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("live: the social log does not answer: %w", err)
+	}
+	_, err = rl.waitFor(ctx, s, head)
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return nil // a refused entry is applied as refused
+	}
+	return err
+}
+
 // lockImport takes the import lock (waiting while another process holds
 // it) and catches up with the log, so that the import diffs against every
 // entry appended before.
@@ -333,15 +352,7 @@ func (rl *redisLog) lockImport(ctx context.Context, s *Store) (func(), error) {
 	for {
 		unlock, ok := rl.log.Lock(ctx, "importing", 10*time.Minute)
 		if ok {
-			head, err := rl.log.Head(ctx)
-			if err == nil {
-				_, err = rl.waitFor(ctx, s, head)
-				var oe *OpError
-				if errors.As(err, &oe) {
-					err = nil // a refused entry is applied as refused
-				}
-			}
-			if err != nil {
+			if err := rl.settle(ctx, s); err != nil {
 				unlock()
 				return nil, err
 			}

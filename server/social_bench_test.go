@@ -27,7 +27,9 @@ import (
 // storeSource serves a social store's data to a recommend.Service.
 type storeSource struct{ s *live.Store }
 
-func (s storeSource) Load(context.Context, string) (*social.Dataset, error) { return s.s.Dataset(), nil }
+func (s storeSource) Load(context.Context, string) (*social.Dataset, error) {
+	return s.s.Dataset(), nil
+}
 
 // BenchmarkSocialWritesBlogCatalog writes group memberships through the
 // HTTP API of a server whose social store holds BlogCatalog (10,312 users,

@@ -176,15 +176,19 @@ func eachLine(path string, fn func([]byte) error) error {
 	}
 }
 
-// append writes the entry of ops and syncs it; on failure the log is cut
-// back to its last whole entry.
-func (fl *fileLog) append(ops []Op) error {
-	b, err := json.Marshal(fileEntry{N: fl.n + 1, Ops: ops})
-	if err != nil {
-		return err
+// append writes the entries, one a line, and syncs them; on failure the
+// log is cut back to its last whole entry.
+func (fl *fileLog) append(entries ...[]Op) error {
+	var b []byte
+	for k, ops := range entries {
+		line, err := json.Marshal(fileEntry{N: fl.n + int64(k) + 1, Ops: ops})
+		if err != nil {
+			return err
+		}
+		b = append(append(b, line...), '\n')
 	}
-	b = append(b, '\n')
-	if _, err = fl.f.Write(b); err == nil {
+	_, err := fl.f.Write(b)
+	if err == nil {
 		err = fl.f.Sync()
 	}
 	if err != nil {
@@ -194,8 +198,8 @@ func (fl *fileLog) append(ops []Op) error {
 		return err
 	}
 	fl.size += int64(len(b))
-	fl.entries++
-	fl.n++
+	fl.entries += int64(len(entries))
+	fl.n += int64(len(entries))
 	return nil
 }
 

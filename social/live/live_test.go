@@ -3,10 +3,12 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/social"
@@ -243,4 +245,48 @@ func TestOnChangeGetsEachDatasetInOrder(t *testing.T) {
 	if len(got) != 3 || !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) || !slices.Equal(got[2], want[2]) {
 		t.Fatalf("changed %v, want %v", got, want)
 	}
+}
+
+// Concurrent writes are committed together: each is applied or refused
+// alone, and the log holds exactly those applied, in order.
+func TestConcurrentWritesWithoutRedis(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenDir(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, Op{Op: PutUser, User: "hub", Profile: &Profile{}})
+	var wg sync.WaitGroup
+	refused := make([]bool, 40)
+	for i := range 40 {
+		wg.Go(func() {
+			id := fmt.Sprintf("u%d", i)
+			ops := []Op{{Op: PutUser, User: id, Profile: &Profile{}}, {Op: PutFriend, User: id, Friend: "hub"}}
+			if i%4 == 3 { // refused: its second op names no user
+				ops[1].Friend = "ghost"
+			}
+			r, err := s.Write(context.Background(), ops)
+			refused[i] = err != nil
+			if err == nil && (!slices.Contains(r.Changed, id) || r.Version == "") {
+				t.Errorf("%s: result %+v", id, r)
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range refused {
+		if r != (i%4 == 3) {
+			t.Fatalf("write %d refused: %v", i, r)
+		}
+	}
+	before := s.Dataset()
+	if before.N() != 31 || len(before.Friends) != 30 {
+		t.Fatalf("%d users, %d friendships; want 31 and 30", before.N(), len(before.Friends))
+	}
+	s.Close()
+	s, err = OpenDir(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sameData(t, s.Dataset(), before)
 }

@@ -52,10 +52,15 @@ type Store struct {
 	onChange OnChange
 	cur      atomic.Pointer[social.Dataset]
 
-	file *fileLog  // without Redis
-	rl   *redisLog // with Redis
-	stop func()    // stops following
-	life context.Context
+	file *fileLog // without Redis
+	// The writes waiting for the file log, and whether one of their
+	// writers is committing them (writeFile).
+	qmu     sync.Mutex
+	queue   []*fileWrite
+	leading bool
+	rl      *redisLog // with Redis
+	stop    func()    // stops following
+	life    context.Context
 }
 
 func newStore(o Options) *Store {
@@ -104,25 +109,86 @@ func (s *Store) Write(ctx context.Context, ops []Op) (Result, error) {
 }
 
 // writeFile applies ops, appends them to the file log and makes their
-// data set.
+// data set. Writes that arrive meanwhile are committed together: their
+// entries go to the log in one write and one fsync, and make one data set.
 func (s *Store) writeFile(ops []Op) (Result, error) {
+	w := &fileWrite{ops: ops, done: make(chan struct{})}
+	s.qmu.Lock()
+	s.queue = append(s.queue, w)
+	lead := !s.leading
+	s.leading = true
+	s.qmu.Unlock()
+	for lead {
+		s.qmu.Lock()
+		batch := s.queue
+		s.queue = nil
+		if lead = len(batch) > 0; !lead {
+			s.leading = false
+		}
+		s.qmu.Unlock()
+		if lead {
+			s.commitFile(batch)
+		}
+	}
+	<-w.done
+	return w.res, w.err
+}
+
+// fileWrite is a write waiting for its commit.
+type fileWrite struct {
+	ops  []Op
+	res  Result
+	err  error
+	done chan struct{}
+}
+
+// commitFile applies each write of batch, in order, all or nothing each,
+// appends those applied and makes their data set.
+func (s *Store) commitFile(batch []*fileWrite) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed, undo, err := s.st.apply(ops)
-	if err != nil {
-		return Result{}, err
+	defer func() {
+		for _, w := range batch {
+			close(w.done)
+		}
+	}()
+	var applied []*fileWrite
+	var undos []func()
+	var entries [][]Op
+	changed := set{}
+	for _, w := range batch {
+		ids, undo, err := s.st.apply(w.ops)
+		if w.err = err; err != nil {
+			continue
+		}
+		w.res.Changed = ids
+		applied, undos, entries = append(applied, w), append(undos, undo), append(entries, w.ops)
+		for _, id := range ids {
+			changed[id] = struct{}{}
+		}
 	}
-	if err := s.file.append(ops); err != nil {
-		undo()
-		return Result{}, fmt.Errorf("live: the social log did not take the change: %w", err)
+	if len(applied) == 0 {
+		return
+	}
+	if err := s.file.append(entries...); err != nil {
+		for k := len(undos) - 1; k >= 0; k-- {
+			undos[k]()
+		}
+		for _, w := range applied {
+			w.err = fmt.Errorf("live: the social log did not take the change: %w", err)
+		}
+		return
 	}
 	if s.file.entries >= s.o.SnapshotEvery {
 		if err := s.file.compact(s.st); err != nil {
 			s.o.Log.Warn("compacting the social log", "err", err)
 		}
 	}
-	ds, err := s.commit(changed)
-	return Result{Changed: changed, Version: ds.Version()}, err
+	ds, err := s.commit(sortedKeys(changed))
+	version := ds.Version()
+	for _, w := range applied {
+		w.res.Version, w.err = version, err
+	}
 }
 
 // commit makes the data set of the state and hands it to OnChange. The

@@ -48,16 +48,11 @@ func (f fixedSource) Load(ctx context.Context, path string) (*social.Dataset, er
 
 // OpenSocial opens the social store (with Redis the deployment's log,
 // otherwise the directory social/ under cacheRoot), imports dir into it
-// (the generated demo network when empty) unless it was the directory
-// imported last, and serves it with the models of b's store. Every change
+// unless it was the directory imported last (without dir, the generated
+// demo network into an empty store), and serves it with the models of b's
+// store. Every change
 // to the store reaches the recommender (Service.Apply), none retrains it.
 func OpenSocial(ctx context.Context, dir, learner, cacheRoot string, b *Backends, log *slog.Logger) (*Social, error) {
-	if dir == "" {
-		var err error
-		if dir, err = DemoSocial(cacheRoot, log); err != nil {
-			return nil, err
-		}
-	}
 	var store *live.Store
 	var err error
 	if b.Redis != nil {
@@ -68,10 +63,17 @@ func OpenSocial(ctx context.Context, dir, learner, cacheRoot string, b *Backends
 	if err != nil {
 		return nil, err
 	}
+	// Without --social the demo network fills an empty store only: a store
+	// with users keeps them.
+	if dir == "" && store.Dataset().N() == 0 {
+		dir, err = DemoSocial(cacheRoot, log)
+	}
 	src := recommend.DirSource{Dir: dir, Log: log}
-	ds, err := src.Load(ctx, "")
-	if err == nil {
-		err = importData(ctx, store, ds, dir, log)
+	if dir != "" && err == nil {
+		var ds *social.Dataset
+		if ds, err = src.Load(ctx, ""); err == nil {
+			err = importData(ctx, store, ds, dir, log)
+		}
 	}
 	if err != nil {
 		store.Close()

@@ -64,8 +64,14 @@ func OpenRedis(ctx context.Context, rc redis.UniversalClient, prefix string, o O
 	return s, nil
 }
 
-// Drop removes the social log, its snapshot and counters from Redis.
-func (s *Store) Drop(ctx context.Context) error { return s.rl.log.Drop(ctx) }
+// Drop removes the social log, its snapshot and counters from Redis (a
+// store without Redis has none).
+func (s *Store) Drop(ctx context.Context) error {
+	if s.rl == nil {
+		return nil
+	}
+	return s.rl.log.Drop(ctx)
+}
 
 // write checks ops on the local state, caught up with the log's head (a
 // client's write on another server before is seen; a refusal costs no

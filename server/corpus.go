@@ -86,5 +86,10 @@ func (s *Server) status(c *gin.Context) {
 	if v.Degraded != "" {
 		st = "degraded"
 	}
-	c.JSON(http.StatusOK, gin.H{"status": st, "corpus": v})
+	body := gin.H{"status": st, "corpus": v}
+	if s.cfg.SocialStore != nil {
+		ds := s.cfg.SocialStore.Dataset()
+		body["social"] = gin.H{"users": ds.N(), "friendships": len(ds.Friends), "groups": len(ds.Groups), "data_version": ds.Version()}
+	}
+	c.JSON(http.StatusOK, body)
 }

@@ -86,6 +86,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	newImage, _ := json.Marshal(map[string]any{"id": "added", "tags": []string{"cat"}, "features": features})
 	plain, _ := newTestServer(t)
 	social := newSocialServer(t, 30*time.Second)
+	writable := newLiveServer(t)
 	q := jobs.NewLocal((&stepper{}).handle, 0)
 	defer q.Close()
 	withJobs := newJobsServer(t, q)
@@ -157,6 +158,20 @@ func TestOpenAPIResponses(t *testing.T) {
 		{social, "GET", "/v1/users/a/groups?k=2&learner=uniform", nil, "", 200},
 		{social, "GET", "/v1/users/a/groups?learner=nope", nil, "", 400},
 		{plain, "GET", "/v1/users/a", nil, "", 404},
+		{writable, "PUT", "/v1/users/n", []byte(`{"tags":["x"],"photos":[{"visual":[1,2],"time":"2010-06-01T12:00:00Z"}]}`), token, 200},
+		{writable, "PUT", "/v1/users/n", []byte(`{"tags":[""]}`), token, 400},
+		{writable, "PUT", "/v1/users/n", []byte(`{}`), "", 401},
+		{social, "PUT", "/v1/users/n", []byte(`{}`), token, 501},
+		{writable, "PUT", "/v1/users/n/friends/a", nil, token, 200},
+		{writable, "PUT", "/v1/users/n/friends/nobody", nil, token, 404},
+		{writable, "PUT", "/v1/users/n/groups/g1", nil, token, 200},
+		{writable, "DELETE", "/v1/users/n/groups/g1", nil, token, 200},
+		{writable, "DELETE", "/v1/users/n/friends/a", nil, token, 200},
+		{writable, "POST", "/v1/social/batch", []byte(`{"ops":[{"op":"put_user","user":"m","profile":{}},{"op":"put_friend","user":"m","friend":"n"}]}`), token, 200},
+		{writable, "POST", "/v1/social/batch", []byte(`{"ops":[{"op":"put_friend","user":"m","friend":"m"}]}`), token, 400},
+		{writable, "DELETE", "/v1/users/n", nil, token, 200},
+		{writable, "DELETE", "/v1/users/n", nil, token, 404},
+		{writable, "GET", "/v1/status", nil, "", 200},
 		{plain, "GET", "/v1/jobs", nil, token, 404},
 		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"social"}`), token, 202},
 		{withJobs, "POST", "/v1/jobs", []byte(`{"target":"moon"}`), token, 400},

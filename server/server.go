@@ -23,6 +23,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/jobs"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
+	"github.com/kernelrank/kernelrank/social/live"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -51,6 +52,10 @@ type Config struct {
 	MaxLagSeconds time.Duration
 	// Social serves the /v1/users endpoints; nil answers them 404.
 	Social *recommend.Service
+	// SocialStore takes the social writes (/v1/users PUT and DELETE,
+	// /v1/social/batch) and GET /v1/users/{id} reads it; nil: those
+	// writes answer 501.
+	SocialStore *live.Store
 	// SocialData is the social data the server serves: a social job that
 	// names none re-reads it, on whichever worker runs it.
 	SocialData string
@@ -114,7 +119,7 @@ func allowOrigins(origins []string) gin.HandlerFunc {
 func corsConfig(origins []string) cors.Config {
 	return cors.Config{
 		AllowOrigins:  origins,
-		AllowMethods:  []string{"GET", "HEAD", "POST", "DELETE"},
+		AllowMethods:  []string{"GET", "HEAD", "POST", "PUT", "DELETE"},
 		AllowHeaders:  []string{"Authorization", "Content-Type", requestIDHeader},
 		ExposeHeaders: []string{requestIDHeader, "Retry-After", "Location", "ETag"},
 		MaxAge:        time.Hour,
@@ -228,6 +233,13 @@ func New(ix *index.Index, cfg Config, log *slog.Logger) *Server {
 	admin := v1.Group("", s.requireAdmin)
 	admin.POST("/images", s.addImages)
 	admin.DELETE("/images/:id", s.deleteImage)
+	admin.PUT("/users/:id", s.putUser)
+	admin.DELETE("/users/:id", s.deleteUser)
+	admin.PUT("/users/:id/friends/:other", s.putFriend)
+	admin.DELETE("/users/:id/friends/:other", s.deleteFriend)
+	admin.PUT("/users/:id/groups/:group", s.putMember)
+	admin.DELETE("/users/:id/groups/:group", s.deleteMember)
+	admin.POST("/social/batch", s.socialBatch)
 	jobsAPI := admin.Group("/jobs", s.haveJobs)
 	jobsAPI.POST("", s.createJob)
 	jobsAPI.GET("", s.listJobs)

@@ -16,7 +16,11 @@ func (s *Server) getUser(c *gin.Context) {
 	if !s.haveSocial(c) || !onlyParams(c) {
 		return
 	}
-	p, ok := s.cfg.Social.Profile(c.Param("id"))
+	profile := s.cfg.Social.Profile
+	if s.cfg.SocialStore != nil {
+		profile = s.liveProfile
+	}
+	p, ok := profile(c.Param("id"))
 	if !ok {
 		fail(c, http.StatusNotFound, "not_found", "no user "+strconv.Quote(c.Param("id")))
 		return

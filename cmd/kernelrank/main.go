@@ -2,6 +2,7 @@
 //
 //	kernelrank serve  [--addr HOST:PORT] [--data DIR] [--redis URL]   serve the HTTP API (the bundled demo corpus by default)
 //	kernelrank ingest --data DIR | --redis URL CORPUS...   build or update an index, or a deployment's corpus, from corpora
+//	kernelrank import [--redis URL] SOCIAL-DIR          load social data into the social store (the difference only)
 //	kernelrank retrain --target social|search|all [--redis URL]   retrain and publish a new version
 //	kernelrank worker --redis URL [--concurrency N]     run the retraining jobs queued in Redis
 //	kernelrank eval images [--data PATH] [--seed N] [--json]
@@ -37,6 +38,7 @@ const usage = `kernelrank: image search re-ranked by learned kernels.
 Usage:
   kernelrank serve  [--addr HOST:PORT] [--data DIR] [--admin-token T] [--redis URL]
   kernelrank ingest (--data DIR | --redis URL) [--stop-on-error] CORPUS...
+  kernelrank import [--redis URL | --cache-dir DIR] [--stop-on-error] SOCIAL-DIR
   kernelrank retrain --target social|search|all [--redis URL [--detach]] [--queue NAME]
                      [--social PATH] [--learner L] [--queries N] [--cache-dir DIR]
   kernelrank worker --redis URL [--concurrency N] [--queue NAME] [--social PATH]
@@ -74,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stderr)
 	case "ingest":
 		return ingest(ctx, args[1:], stdout, stderr)
+	case "import":
+		return importSocial(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return evaluate(ctx, args[1:], stdout, stderr)
 	case "retrain":

@@ -275,6 +275,12 @@ func (d *deployment) run(args ...string) {
 // serve starts server name (its cache directory kept across restarts) and
 // waits until it is ready.
 func (d *deployment) serve(name string) *node {
+	return d.serveWith(name, "--redis", d.redis, "--no-social", "--snapshot-every", "10")
+}
+
+// serveWith starts server name with the flags given besides its cache
+// directory, address, token and log level, and waits until it is ready.
+func (d *deployment) serveWith(name string, flags ...string) *node {
 	d.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -282,8 +288,9 @@ func (d *deployment) serve(name string) *node {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	n := d.start(name, "serve", "--redis", d.redis, "--cache-dir", filepath.Join(d.dir, name), "--addr", addr,
-		"--no-social", "--admin-token", "tok", "--rate-limit", "0", "--snapshot-every", "10", "--log-level", "info")
+	args := append([]string{"serve", "--cache-dir", filepath.Join(d.dir, name), "--addr", addr,
+		"--admin-token", "tok", "--rate-limit", "0", "--log-level", "info"}, flags...)
+	n := d.start(name, args...)
 	n.addr = addr
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {

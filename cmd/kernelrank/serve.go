@@ -22,6 +22,7 @@ import (
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
+	"github.com/kernelrank/kernelrank/social/live"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -247,12 +248,14 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	}()
 	deps := retrain.Deps{Social: *sh.social, Log: log, Search: func(context.Context) (*search.Engine, error) { return engine, nil }}
 	var svc *recommend.Service
-	var socialDir string
+	var soc *deploy.Social
 	if !*f.noSocial {
 		boot.SetProgress(server.Progress{Stage: "loading the social network"})
-		if svc, socialDir, err = deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
+		if soc, err = deploy.OpenSocial(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
 			return nil, nil, err
 		}
+		closers = append(closers, soc.Close)
+		svc = soc.Service
 		if *f.retrainAfter < 0 || *f.retrainEvery < 0 {
 			return nil, nil, fmt.Errorf("serve: --retrain-after and --retrain-every must not be negative")
 		}
@@ -277,7 +280,7 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 	return server.New(ix, server.Config{
 		Jobs:           queue,
 		Social:         svc,
-		SocialData:     socialDir,
+		SocialStore:    socialStore(soc),
 		AdminToken:     *f.token,
 		MaxK:           *f.maxK,
 		MaxWindow:      *f.maxWindow,
@@ -294,6 +297,14 @@ func start(ctx context.Context, f serveFlags, web server.Config, boot *server.Bo
 		CORSOrigins:    web.CORSOrigins,
 		Events:         events,
 	}, log), closeEach, nil
+}
+
+// socialStore is the store of soc (nil without social data).
+func socialStore(soc *deploy.Social) *live.Store {
+	if soc == nil {
+		return nil
+	}
+	return soc.Store
 }
 
 func cacheDir() string {

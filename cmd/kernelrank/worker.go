@@ -64,9 +64,20 @@ func worker(ctx context.Context, args []string, stderr io.Writer, handler func(r
 			c.Close()
 		}
 	}()
+	// The worker follows the social store as the servers do: a job trains
+	// on what they serve.
+	var soc *deploy.Social
+	defer func() {
+		if soc != nil {
+			soc.Close()
+		}
+	}()
 	social := &retrain.Lazy[*recommend.Service]{Open: func(ctx context.Context) (*recommend.Service, error) {
-		svc, _, err := deploy.NewSocialService(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log)
-		return svc, err
+		var err error
+		if soc, err = deploy.OpenSocial(ctx, *sh.social, *sh.learner, *sh.cacheDir, b, log); err != nil {
+			return nil, err
+		}
+		return soc.Service, nil
 	}}
 	images := &retrain.Lazy[*search.Engine]{Open: func(ctx context.Context) (*search.Engine, error) {
 		// The worker's replica of the corpus, following the log as the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/changelog"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -77,7 +78,7 @@ type Follower struct {
 // ix recorded (index.Mark).
 func NewFollower(l *Log, ix *index.Index, o Options) (*Follower, error) {
 	o.fill()
-	p, err := ParsePos(string(ix.Mark()))
+	p, err := changelog.ParsePos(string(ix.Mark()))
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (f *Follower) maybeSnapshot(ctx context.Context) {
 		return
 	}
 	f.snapN = s.N
-	f.o.Log.Info("corpus snapshot written; log trimmed below it", "id", s.ID, "docs", s.Docs, "took", time.Since(start).Round(time.Millisecond))
+	f.o.Log.Info("corpus snapshot written; log trimmed below it", "id", s.ID, "docs", s.Items, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // CatchUp applies every entry in the log now, and returns when it has.
@@ -179,8 +180,8 @@ func (f *Follower) step(ctx context.Context, block time.Duration) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if ok && Less(at.ID, s.ID) {
-			f.o.Log.Info("the log was trimmed past this replica: loading the snapshot", "applied", at.ID, "snapshot", s.ID, "docs", s.Docs)
+		if ok && changelog.Less(at.ID, s.ID) {
+			f.o.Log.Info("the log was trimmed past this replica: loading the snapshot", "applied", at.ID, "snapshot", s.ID, "docs", s.Items)
 			return 1, f.loadNewest(ctx, s)
 		}
 		// No snapshot covers the gap: Redis lost entries (restarted
@@ -311,7 +312,7 @@ func (f *Follower) advance(p Pos, res *result) {
 func (f *Follower) loadNewest(ctx context.Context, s Snapshot) error {
 	for range 5 {
 		err := f.load(ctx, s)
-		if !errors.Is(err, errSnapshotGone) {
+		if !errors.Is(err, changelog.ErrSnapshotGone) {
 			return err
 		}
 		newer, ok, rerr := f.log.Snapshot(ctx)
@@ -401,7 +402,7 @@ func (f *Follower) Write(ctx context.Context, e Entry) (Pos, []index.Doc, error)
 func (f *Follower) WaitFor(ctx context.Context, p Pos) ([]index.Doc, error) {
 	for {
 		f.mu.Lock()
-		done, ch, res := !Less(f.applied.ID, p.ID), f.advanced, f.results[p.ID]
+		done, ch, res := !changelog.Less(f.applied.ID, p.ID), f.advanced, f.results[p.ID]
 		f.mu.Unlock()
 		if done {
 			return res.gone, res.err
@@ -466,13 +467,13 @@ func (f *Follower) Status(ctx context.Context) (Status, error) {
 	if s, ok, err := f.log.Snapshot(ctx); err == nil && ok {
 		st.Snapshot = s.ID
 	}
-	if Less(at.ID, head.ID) {
+	if changelog.Less(at.ID, head.ID) {
 		next, err := f.log.Read(ctx, at, 1, 0)
 		if err != nil {
 			return st, err
 		}
 		if len(next) > 0 {
-			st.LagSeconds = max(0, float64(time.Now().UnixMilli()-Millis(next[0].Pos.ID))/1000)
+			st.LagSeconds = max(0, float64(time.Now().UnixMilli()-changelog.Millis(next[0].Pos.ID))/1000)
 		}
 	}
 	f.m.lagEntries.Set(float64(st.LagEntries))

@@ -1,17 +1,14 @@
 // Package replica replicates the corpus over Redis. Every change (a batch
-// of docs added or replaced, or of ids deleted) is one entry of a Redis
-// Stream, the change log; every server and worker runs a Follower that
-// applies the log, in order, to its own bleve index, recording the entry's
-// position in the batch that applies it (index.AddAt), so a restart resumes
-// where the index is and a crash neither loses nor repeats an entry. A
-// snapshot (the docs at one position, in chunks) lets a new replica start
-// without the whole log, and lets the log be trimmed: entries below the
-// newest snapshot are dropped, and a replica whose position is below what
-// was dropped loads the snapshot again.
-//
-// Every key of one log shares the hash tag {kr-corpus}, so that it lives in
-// one slot of a Redis Cluster and the script that appends can touch them
-// all.
+// of docs added or replaced, or of ids deleted) is one entry of the
+// corpus' change log (internal/changelog, under the hash tag {kr-corpus});
+// every server and worker runs a Follower that applies the log, in order,
+// to its own bleve index, recording the entry's position in the batch that
+// applies it (index.AddAt), so a restart resumes where the index is and a
+// crash neither loses nor repeats an entry. A snapshot (the docs at one
+// position, in chunks) lets a new replica start without the whole log, and
+// lets the log be trimmed: entries below the newest snapshot are dropped,
+// and a replica whose position is below what was dropped loads the
+// snapshot again.
 package replica
 
 import (
@@ -19,11 +16,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kernelrank/kernelrank/index"
+	"github.com/kernelrank/kernelrank/internal/changelog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,34 +31,14 @@ type Entry struct {
 	Delete []string    `json:"delete,omitempty"`
 }
 
-// Pos is a position in the log: the stream ID of an entry and its ordinal
-// (1 for the first entry ever appended), which gives a lag in entries.
-type Pos struct {
-	ID string
-	N  int64
-}
+// Pos is a position in the log.
+type Pos = changelog.Pos
 
-// String is the form a replica stores in its index: "ID N".
-func (p Pos) String() string { return p.ID + " " + strconv.FormatInt(p.N, 10) }
-
-// ParsePos parses a Pos.String; "" is the zero Pos (nothing applied).
-func ParsePos(s string) (Pos, error) {
-	if s == "" {
-		return Pos{}, nil
-	}
-	id, n, ok := strings.Cut(s, " ")
-	v, err := strconv.ParseInt(n, 10, 64)
-	if !ok || err != nil || !validID(id) {
-		return Pos{}, fmt.Errorf("replica: bad position %q", s)
-	}
-	return Pos{ID: id, N: v}, nil
-}
+// Snapshot describes the newest snapshot of the corpus.
+type Snapshot = changelog.Snapshot
 
 // Log is the change log and the snapshots of one corpus in Redis.
-type Log struct {
-	rc redis.UniversalClient
-	ns string // prefix + the hash tag; every key starts with it
-}
+type Log struct{ *changelog.Log }
 
 // DefaultPrefix leaves a deployment's keys as {kr-corpus}:...
 const DefaultPrefix = ""
@@ -70,25 +46,8 @@ const DefaultPrefix = ""
 // NewLog returns the log of rc under prefix (tests give each a prefix of
 // its own).
 func NewLog(rc redis.UniversalClient, prefix string) *Log {
-	return &Log{rc: rc, ns: prefix + "{kr-corpus}"}
+	return &Log{changelog.New(rc, prefix+"{kr-corpus}")}
 }
-
-func (l *Log) stream() string { return l.ns + ":log" }
-func (l *Log) seq() string    { return l.ns + ":seq" }  // ordinal of the last entry
-func (l *Log) head() string   { return l.ns + ":head" } // Pos of the last entry
-func (l *Log) snap() string   { return l.ns + ":snap" } // the newest snapshot's meta
-func (l *Log) chunk(id string, i int) string {
-	return l.ns + ":snap:" + id + ":" + strconv.Itoa(i)
-}
-
-// appendScript numbers an entry and appends it, atomically: its keys share
-// one slot.
-var appendScript = redis.NewScript(`
-local n = redis.call('INCR', KEYS[2])
-local id = redis.call('XADD', KEYS[1], '*', 'n', n, 'e', ARGV[1])
-redis.call('SET', KEYS[3], id .. ' ' .. n)
-return {id, n}
-`)
 
 // Append adds e to the log and returns its position. Once it returns, the
 // entry is in Redis (durable as Redis' persistence makes it).
@@ -100,13 +59,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Pos, error) {
 	if err != nil {
 		return Pos{}, err
 	}
-	v, err := appendScript.Run(ctx, l.rc, []string{l.stream(), l.seq(), l.head()}, b).Slice()
-	if err != nil {
-		return Pos{}, fmt.Errorf("replica: append: %w", err)
-	}
-	id, _ := v[0].(string)
-	n, _ := v[1].(int64)
-	return Pos{ID: id, N: n}, nil
+	return l.Log.Append(ctx, b)
 }
 
 // Record is an entry read from the log.
@@ -119,107 +72,23 @@ type Record struct {
 // Read returns up to count entries after pos, waiting up to block for the
 // first when there is none (block 0: do not wait).
 func (l *Log) Read(ctx context.Context, after Pos, count int, block time.Duration) ([]Record, error) {
-	if block <= 0 {
-		block = -1 // go-redis: no BLOCK argument
-	}
-	res, err := l.rc.XRead(ctx, &redis.XReadArgs{Streams: []string{l.stream(), cmpID(after.ID)}, Count: int64(count), Block: block}).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
+	raw, err := l.Log.Read(ctx, after, count, block)
 	if err != nil {
 		return nil, err
 	}
-	var out []Record
-	for _, s := range res {
-		for _, m := range s.Messages {
-			out = append(out, decode(m))
-		}
+	out := make([]Record, len(raw))
+	for i, r := range raw {
+		out[i] = decode(r)
 	}
 	return out, nil
 }
 
-// cmpID is the ID to read after: "0-0" for the zero position.
-func cmpID(id string) string {
-	if id == "" {
-		return "0-0"
-	}
-	return id
-}
-
-func decode(m redis.XMessage) Record {
-	r := Record{Pos: Pos{ID: m.ID}}
-	n, _ := m.Values["n"].(string)
-	e, _ := m.Values["e"].(string)
-	var err error
-	if r.Pos.N, err = strconv.ParseInt(n, 10, 64); err != nil {
-		r.Err = fmt.Errorf("replica: entry %s: bad ordinal %q", m.ID, n)
-	} else if err := json.Unmarshal([]byte(e), &r.Entry); err != nil {
-		r.Err = fmt.Errorf("replica: entry %s: %v", m.ID, err)
-	}
-	return r
-}
-
-// Head returns the position of the last entry appended, the zero Pos when
-// none was.
-func (l *Log) Head(ctx context.Context) (Pos, error) {
-	s, err := l.rc.Get(ctx, l.head()).Result()
-	if errors.Is(err, redis.Nil) {
-		return Pos{}, nil
-	}
-	if err != nil {
-		return Pos{}, err
-	}
-	return ParsePos(s)
-}
-
-// parseID splits a stream ID "ms-seq".
-func parseID(id string) (ms, seq uint64, ok bool) {
-	a, b, found := strings.Cut(id, "-")
-	ms, err1 := strconv.ParseUint(a, 10, 64)
-	seq, err2 := strconv.ParseUint(b, 10, 64)
-	return ms, seq, found && err1 == nil && err2 == nil
-}
-
-func validID(id string) bool {
-	_, _, ok := parseID(id)
-	return ok
-}
-
-// Less reports whether stream ID a is before b; "" is before everything.
-func Less(a, b string) bool {
-	if a == "" || b == "" {
-		return a == "" && b != ""
-	}
-	am, as, _ := parseID(a)
-	bm, bs, _ := parseID(b)
-	return am < bm || am == bm && as < bs
-}
-
-// Millis is the time, in Unix milliseconds, at which Redis appended the
-// entry of id; 0 for "".
-func Millis(id string) int64 {
-	ms, _, _ := parseID(id)
-	return int64(ms)
-}
-
-// Lock takes the named lock of the log for ttl, for work one process of a
-// deployment does at a time; ok is false when another holder has it (or
-// Redis does not answer).
-func (l *Log) Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), ok bool) {
-	key := l.ns + ":lock:" + name
-	ok, err := l.rc.SetNX(ctx, key, "1", ttl).Result()
-	if err != nil || !ok {
-		return nil, false
-	}
-	return func() {
-		// A lock left held (Redis restarting as it is released) would stop
-		// the work everywhere until it expires: try again for a while.
-		ctx := context.WithoutCancel(ctx)
-		for range 20 {
-			if l.rc.Del(ctx, key).Err() == nil {
-				return
-			}
-			time.Sleep(250 * time.Millisecond)
+func decode(r changelog.Record) Record {
+	out := Record{Pos: r.Pos, Err: r.Err}
+	if out.Err == nil {
+		if err := json.Unmarshal(r.Payload, &out.Entry); err != nil {
+			out.Err = fmt.Errorf("replica: entry %s: %v", r.Pos.ID, err)
 		}
-	}, true
+	}
+	return out
 }

@@ -117,32 +117,6 @@ func write(t *testing.T, r *replica, e Entry) Pos {
 	return p
 }
 
-func TestPos(t *testing.T) {
-	p := Pos{ID: "1700000000000-3", N: 42}
-	if q, err := ParsePos(p.String()); err != nil || q != p {
-		t.Fatalf("ParsePos(%q) = %+v, %v", p.String(), q, err)
-	}
-	if q, err := ParsePos(""); err != nil || q != (Pos{}) {
-		t.Fatalf("ParsePos(\"\") = %+v, %v", q, err)
-	}
-	for _, bad := range []string{"x", "1-2", "1-2 x", "a-b 3"} {
-		if _, err := ParsePos(bad); err == nil {
-			t.Errorf("ParsePos(%q) accepted", bad)
-		}
-	}
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{{"", "0-1", true}, {"0-1", "", false}, {"", "", false}, {"5-0", "10-0", true}, {"10-2", "10-10", true}, {"10-10", "10-2", false}, {"7-7", "7-7", false}} {
-		if Less(c.a, c.b) != c.less {
-			t.Errorf("Less(%q, %q) = %v", c.a, c.b, !c.less)
-		}
-	}
-	if Millis("1700000000123-9") != 1700000000123 {
-		t.Error("Millis")
-	}
-}
-
 func TestFollowersApplyInOrderAndResume(t *testing.T) {
 	redistest.EachServer(t, func(t *testing.T, url string) {
 		l := newLog(t, url)
@@ -234,11 +208,11 @@ func TestConcurrentWritersOfOneIDConverge(t *testing.T) {
 		}
 		same(t, a, b)
 		// The winner is the last entry in the log, everywhere.
-		last, err := l.rc.XRevRangeN(t.Context(), l.stream(), "+", "-", 1).Result()
+		last, _, err := l.Last(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := decode(last[0])
+		rec := decode(last)
 		d, _, _ := a.ix.Get("same")
 		if !slices.Equal(d.Tags, rec.Entry.Add[0].Tags) || head.N != 40 {
 			t.Fatalf("doc %v, last entry %v (of %d): the log's order must decide", d.Tags, rec.Entry.Add[0].Tags, head.N)
@@ -266,11 +240,11 @@ func TestSnapshotBootstrapsAndTrims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Docs != 1198 || s.Chunks != 3 || s.Version != a.ix.Version() || s.Pos() != a.f.Applied() {
+		if s.Items != 1198 || s.Chunks != 3 || s.Version != a.ix.Version() || s.Pos() != a.f.Applied() {
 			t.Fatalf("snapshot %+v; want 1198 docs in 3 chunks at %+v", s, a.f.Applied())
 		}
 		// The log keeps the snapshot's entry and what follows.
-		if n, _ := l.rc.XLen(t.Context(), l.stream()).Result(); n != 1 {
+		if n, _ := l.Len(t.Context()); n != 1 {
 			t.Fatalf("log holds %d entries after the snapshot, want 1", n)
 		}
 		write(t, a, Entry{Add: []index.Doc{doc("after", "new")}})
@@ -290,8 +264,8 @@ func TestSnapshotBootstrapsAndTrims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := l.rc.Exists(t.Context(), l.chunk(s.ID, 0)).Result(); n != 0 || s2.ID == s.ID {
-			t.Fatalf("the old snapshot's chunks remain (%d) or no new snapshot (%s)", n, s2.ID)
+		if n, _ := l.ChunkExists(t.Context(), s.ID, 0); n || s2.ID == s.ID {
+			t.Fatalf("the old snapshot's chunks remain (%v) or no new snapshot (%s)", n, s2.ID)
 		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kernelrank/kernelrank/internal/feedback"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/search"
+	"github.com/kernelrank/kernelrank/social/live"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.etcd.io/bbolt"
@@ -257,23 +258,31 @@ func OpenUnheld(dir string) (*index.Index, error) {
 	return ix, err
 }
 
-// NewSocialService serves the social data in dir (the generated demo
-// network when empty) with the models of b's store; with Redis, servers
-// starting together train a missing model once (b's locks). It returns the
-// directory served.
+// NewSocialService serves the social data in dir (the social store under
+// cacheRoot when empty, or the generated demo network when there is none)
+// with the models of b's store, for a process that only trains; with
+// Redis, servers starting together train a missing model once (b's locks).
+// It returns the directory served ("" for the store's data).
 func NewSocialService(ctx context.Context, dir, learner, cacheRoot string, b *Backends, log *slog.Logger) (*recommend.Service, string, error) {
+	opts := recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}}
+	if b.Redis != nil {
+		opts.Locks = b.Redis
+	}
 	if dir == "" {
-		var err error
+		ds, ok, err := live.ReadDir(filepath.Join(cacheRoot, "social"))
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
+			svc, err := recommend.NewService(ctx, fixedSource{ds}, b.Store, opts)
+			return svc, "", err
+		}
 		if dir, err = DemoSocial(cacheRoot, log); err != nil {
 			return nil, "", err
 		}
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
-	}
-	opts := recommend.ServiceOptions{Options: recommend.Options{Learner: learner, Log: log}}
-	if b.Redis != nil {
-		opts.Locks = b.Redis
 	}
 	svc, err := recommend.NewService(ctx, recommend.DirSource{Dir: dir, Log: log}, b.Store, opts)
 	return svc, dir, err

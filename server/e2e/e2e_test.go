@@ -31,7 +31,11 @@ import (
 	"github.com/kernelrank/kernelrank/search"
 	"github.com/kernelrank/kernelrank/server"
 	"github.com/kernelrank/kernelrank/social"
+	"github.com/kernelrank/kernelrank/social/live"
 )
+
+// adminToken is the server's admin token, typed into the user page.
+const adminToken = "e2e-admin"
 
 // corpusTags picks the demo drawings indexed: those with any of these tags
 // (about 170), enough for visual neighbours, quick to ingest.
@@ -100,7 +104,17 @@ func newServerWith(t *testing.T, cfg server.Config) (*httptest.Server, *index.In
 	if _, err := svc.Model(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Social, cfg.Search = svc, search.New(ix, nil, search.Options{})
+	// The network is in a social store too, which the user page edits.
+	people, err := live.OpenDir(filepath.Join(dir, "store"), live.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(people.Close)
+	if _, err := people.Import(ctx, svc.Dataset()); err != nil {
+		t.Fatal(err)
+	}
+	people.SetOnChange(svc.Apply)
+	cfg.Social, cfg.SocialStore, cfg.AdminToken, cfg.Search = svc, people, adminToken, search.New(ix, nil, search.Options{})
 	srv := server.New(ix, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
@@ -319,6 +333,7 @@ func TestPages(t *testing.T) {
 	}
 
 	userPage(t, ctx, ts.URL, shot)
+	userPageEdits(t, ctx, ts.URL, shot)
 	learnersPage(t, ctx, ts.URL, shot)
 	textOrderServed(t, ctx, ix)
 
@@ -396,6 +411,65 @@ func userPage(t *testing.T, ctx context.Context, base string, shot shots) {
 	for i, g := range groups.Items {
 		if !strings.HasPrefix(whys[i], "Scored by "+g.Scorer) {
 			t.Errorf("group %d explained %q, API scorer %s", i, whys[i], g.Scorer)
+		}
+	}
+}
+
+// userPageEdits adds u001's first suggested friend and a group on its
+// page, then removes them: each time the page's profile and the API's say
+// so. A wrong token shows the API's 401.
+func userPageEdits(t *testing.T, ctx context.Context, base string, shot shots) {
+	t.Helper()
+	var friends struct {
+		Items []struct {
+			User string `json:"user"`
+		} `json:"items"`
+	}
+	apiGet(t, base+"/v1/users/u001/friends?k=1", &friends)
+	if len(friends.Items) == 0 {
+		t.Fatal("no friend suggested to u001")
+	}
+	friend := friends.Items[0].User
+	var profile struct {
+		Friends []string `json:"friends"`
+		Groups  []string `json:"groups"`
+	}
+	run(t, ctx, chromedp.Navigate(base+"/users/u001"))
+	shows(t, ctx, `#profile dd`)
+	// click presses a button of the edit form and waits for its outcome.
+	click := func(button string) string {
+		t.Helper()
+		run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('edit-status').textContent = ''; document.getElementById('edit-error').textContent = ''`),
+			chromedp.Click(`#edit button[value="`+button+`"]`))
+		got, err := chromedp.Run(ctx, chromedp.Poll[string](`document.getElementById('edit-status').textContent || document.getElementById('edit-error').textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	run(t, ctx, chromedp.SetValue(`#edit input[name=token]`, "wrong"), chromedp.SetValue(`#edit input[name=friend]`, friend))
+	if got := click("PUT friends"); !strings.HasPrefix(got, "401") {
+		t.Fatalf("a wrong token: the page shows %q", got)
+	}
+	run(t, ctx, chromedp.SetValue(`#edit input[name=token]`, adminToken), chromedp.SetValue(`#edit input[name=group]`, "e2e-walkers"))
+	for _, step := range []struct {
+		button string
+		has    bool
+	}{{"PUT friends", true}, {"PUT groups", true}, {"DELETE friends", false}, {"DELETE groups", false}} {
+		if got := click(step.button); !strings.Contains(got, "data version") {
+			t.Fatalf("%s: the page shows %q", step.button, got)
+		}
+		if step.button == "PUT groups" {
+			shot.take(ctx, "user-edited")
+		}
+		apiGet(t, base+"/v1/users/u001", &profile)
+		page := eval[string](t, ctx, `document.getElementById('profile').textContent`)
+		name, list := friend, profile.Friends
+		if strings.HasSuffix(step.button, "groups") {
+			name, list = "e2e-walkers", profile.Groups
+		}
+		if slices.Contains(list, name) != step.has || strings.Contains(page, name) != step.has {
+			t.Fatalf("after %s: the API lists %v, the page shows %q; %s should be there: %v", step.button, list, page, name, step.has)
 		}
 	}
 }

@@ -109,6 +109,41 @@ function recommend() {
 
 opts.addEventListener('submit', e => { e.preventDefault(); recommend(); });
 
+// Editing the user's friendships and groups (admin). The token is kept for
+// the browser tab only.
+const edit = document.getElementById('edit');
+const tokenKey = 'kernelrank-admin-token';
+
+// editSocial sends one change, e.g. "PUT friends" with the friend field,
+// then shows the profile and the suggestions as they are now.
+async function editSocial(action) {
+  const [method, kind] = action.split(' ');
+  const other = edit.elements[kind === 'friends' ? 'friend' : 'group'].value.trim();
+  const token = edit.elements.token.value.trim();
+  showError(null, 'edit-error');
+  document.getElementById('edit-status').textContent = '';
+  if (!other || !token) {
+    showError(new Error(`Give the admin token and a ${kind === 'friends' ? 'user id' : 'group name'}.`), 'edit-error');
+    return;
+  }
+  sessionStorage.setItem(tokenKey, token);
+  try {
+    const r = await fetch(`${api}/${kind}/${encodeURIComponent(other)}`, {method, headers: {Authorization: 'Bearer ' + token, Accept: 'application/json'}});
+    const body = await r.json().catch(() => null);
+    if (!r.ok) throw new Error(`${r.status}: ${body && body.error ? body.error.message : r.statusText}`);
+    profile(await getJSON(api));
+    await recommend();
+    document.getElementById('edit-status').textContent =
+      `${method === 'PUT' ? 'Added' : 'Removed'} ${kind === 'friends' ? 'friend' : 'group'} ${other}; data version ${body.data_version}.`;
+  } catch (err) {
+    showError(err, 'edit-error');
+  }
+}
+
+edit.elements.token.value = sessionStorage.getItem(tokenKey) || '';
+edit.addEventListener('click', e => { if (e.target.matches('button')) editSocial(e.target.value); });
+edit.addEventListener('submit', e => e.preventDefault());
+
 (async function start() {
   const q = new URLSearchParams(location.search);
   try {

@@ -158,9 +158,9 @@ func report(b *testing.B, tr *trained) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MB") // heap obtained from the OS: about the peak heap
-	b.Logf("kernels %v, weights %.4f, alignment %.4f; negatives %d; model: %d imports, stop %s, %d Newton, %d dependent, losses %.4f",
+	b.Logf("kernels %v, weights %.4f, alignment %.4f; negatives %d; model: %d imports, stop %s, %d Newton, %d Hessians, %d dependent, losses %.4f",
 		tr.names, tr.weights, tr.alignment, tr.negatives, len(tr.model.Imports()), tr.model.Stats().Stop,
-		tr.model.Stats().Newton, tr.model.Stats().Dependent, tr.model.Stats().Losses)
+		tr.model.Stats().Newton, tr.model.Stats().Hessians, tr.model.Stats().Dependent, tr.model.Stats().Losses)
 }
 
 // BenchmarkTrain times the whole training (kernels, alignment, negatives,

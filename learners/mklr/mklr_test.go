@@ -133,20 +133,22 @@ func (c *community) objective(o Options, pairs []learners.Pair, y []float64, imp
 }
 
 // setTheta moves the trainer to theta, with the scores from the feature map.
-func (c *community) setTheta(tr *trainer, imports []learners.Pair, theta []float64) {
+func (c *community) setTheta(t *testing.T, tr *trainer, imports []learners.Pair, theta []float64) {
 	copy(tr.theta, theta)
 	m := len(imports)
-	for t, p := range tr.pairs {
+	for q, p := range tr.pairs {
 		f := 0.0
 		for s, imp := range imports {
 			f += theta[s] * c.featurePair(tr.opts.Pair, p, imp)
 		}
 		for j, fj := range tr.fixed {
-			f += theta[m+j] * fj[t]
+			f += theta[m+j] * fj[q]
 		}
-		tr.f[t] = f
+		tr.f[q] = f
 	}
-	tr.gradient()
+	if err := tr.gradient(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The gradient against central differences of the test's own objective, and
@@ -164,7 +166,7 @@ func TestGradientHessianFiniteDifferences(t *testing.T) {
 			for a := range theta {
 				theta[a] = 0.3 * r.NormFloat64()
 			}
-			c.setTheta(tr, m.Imports(), theta)
+			c.setTheta(t, tr, m.Imports(), theta)
 			near(t, "loss", tr.loss, c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), theta), 1e-12)
 			grad := slices.Clone(tr.grad)
 			if err := tr.hessian(); err != nil {
@@ -179,9 +181,9 @@ func TestGradientHessianFiniteDifferences(t *testing.T) {
 				minus[a] -= step
 				fd := (c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), plus) - c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), minus)) / (2 * step)
 				near(t, fmt.Sprintf("gradient %d", a), grad[a], fd, 1e-7)
-				c.setTheta(tr, m.Imports(), plus)
+				c.setTheta(t, tr, m.Imports(), plus)
 				gp := slices.Clone(tr.grad)
-				c.setTheta(tr, m.Imports(), minus)
+				c.setTheta(t, tr, m.Imports(), minus)
 				for b := 0; b < d; b++ {
 					near(t, fmt.Sprintf("Hessian (%d, %d)", b, a), h.At(b, a), (gp[b]-tr.grad[b])/(2*step), 1e-6)
 				}

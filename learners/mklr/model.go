@@ -96,9 +96,10 @@ type Stats struct {
 	// L by less than Options.Tol relative), "cap" (Options.MaxImport),
 	// "exhausted" (no candidate left), or "" (a refit did not converge).
 	Stop string
-	// Newton counts the Newton steps over all refits; Dependent the
-	// candidates dropped as lying in the span of the import set.
-	Newton, Dependent int
+	// Newton counts the Newton steps over all refits, Hessians the
+	// Hessians formed; Dependent the candidates dropped as lying in the
+	// span of the import set.
+	Newton, Hessians, Dependent int
 }
 
 // setFeatures stores the imports' user-kernel rows in serving form; rows[s]
@@ -244,12 +245,4 @@ func sigmoid(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
-}
-
-// softplus returns ln(1 + e^z) without overflow.
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
 }

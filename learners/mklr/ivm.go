@@ -393,10 +393,12 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 // candidateSums returns, for each candidate l, a row of dim() + 2 sums over
 // the training pairs t: sum_t w_t P(t, l) B(t) for each row B of the
 // parameters' features [Kt; F] (the coupling with the imports, then with
-// the fixed features), sum_t r_t P(t, l) and sum_t w_t P(t, l)^2. Each
-// worker forms the candidates' weighted columns for one chunk of pairs at a
-// time, so that no candidate's column over all the pairs is ever stored
-// and the pairs' data is read once for all the candidates.
+// the fixed features), sum_t r_t P(t, l) and sum_t w_t P(t, l)^2. The
+// candidates' user-kernel rows are laid out user by user, so that a pair
+// reads two short rows for all the candidates' P(t, .) rather than four
+// scattered entries a candidate; each worker forms the candidates' weighted
+// columns for one chunk of pairs at a time, so no column over all the pairs
+// is stored.
 func (t *trainer) candidateSums(cands []*candidate) ([]float64, error) {
 	c, m, d := len(cands), t.m(), t.dim()
 	cols := d + 2
@@ -404,22 +406,31 @@ func (t *trainer) candidateSums(cands []*candidate) ([]float64, error) {
 	if c == 0 {
 		return out, nil
 	}
+	rows := make([]float64, t.n*2*c) // rows[u*2c+2a], rows[u*2c+2a+1]: K(u, l1), K(u, l2) of candidate a
+	for a, cd := range cands {
+		for u := range cd.a {
+			rows[u*2*c+2*a], rows[u*2*c+2*a+1] = cd.a[u], cd.b[u]
+		}
+	}
 	err := t.overPairs(c, cols, out, func() func(int, int, []float64) {
 		wv := make([]float64, c*chunkPairs)
+		v, g, hll := make([]float64, c), make([]float64, c), make([]float64, c)
 		return func(lo, hi int, dst []float64) {
 			width := hi - lo
-			r, w := t.r[lo:hi], t.w[lo:hi]
-			for a, cd := range cands {
-				col := wv[a*width : (a+1)*width]
-				g, hll := 0.0, 0.0
-				for i, q := range t.pairs[lo:hi] {
-					v := t.pairValue(cd.a, cd.b, q)
-					x := w[i] * v
-					col[i] = x
-					g += r[i] * v
-					hll += x * v
+			clear(g)
+			clear(hll)
+			for i, q := range t.pairs[lo:hi] {
+				t.opts.Pair.values(v, rows[q.I*2*c:(q.I+1)*2*c], rows[q.J*2*c:(q.J+1)*2*c])
+				w, r := t.w[lo+i], t.r[lo+i]
+				for a, va := range v {
+					x := w * va
+					wv[a*width+i] = x
+					g[a] += r * va
+					hll[a] += x * va
 				}
-				dst[a*cols+d], dst[a*cols+d+1] = g, hll
+			}
+			for a := range cands {
+				dst[a*cols+d], dst[a*cols+d+1] = g[a], hll[a]
 			}
 			wvm := blas64.General{Rows: c, Cols: width, Stride: width, Data: wv}
 			if m > 0 {

@@ -550,3 +550,56 @@ func TestTrainBadInput(t *testing.T) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }
+
+// The sums that score the import candidates (their couplings with the
+// imports and the fixed features, the gradient entry and the curvature)
+// against the test's own sums over the training pairs, with the pair kernel
+// from the feature map, on more pairs than one chunk holds.
+func TestCandidateSumsMatchDirect(t *testing.T) {
+	c := newCommunity(t, 300, 10, 4, 5)
+	for _, o := range configs(c.base) {
+		t.Run(name(o), func(t *testing.T) {
+			o.MaxImport, o.Tol = 3, -1
+			tr, m := run(t, c.k, c.pos, c.neg, o)
+			if len(tr.pairs) <= 2*chunkPairs {
+				t.Fatalf("%d pairs: want more than two chunks", len(tr.pairs))
+			}
+			var cands []*candidate
+			for _, idx := range tr.rest[:8] {
+				cd := &candidate{idx: idx}
+				tr.prepare(cd)
+				if cd.err != nil {
+					t.Fatal(cd.err)
+				}
+				if !cd.dep {
+					cands = append(cands, cd)
+				}
+			}
+			if len(cands) < 4 {
+				t.Fatalf("%d candidates independent of the imports, want at least 4", len(cands))
+			}
+			sums, err := tr.candidateSums(cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := tr.dim()
+			for a, cd := range cands {
+				want := make([]float64, d+2)
+				for i, p := range tr.pairs {
+					v := c.featurePair(o.Pair, p, tr.pairs[cd.idx])
+					for s, imp := range m.Imports() {
+						want[s] += tr.w[i] * v * c.featurePair(o.Pair, p, imp)
+					}
+					for j, fj := range tr.fixed {
+						want[len(m.Imports())+j] += tr.w[i] * v * fj[i]
+					}
+					want[d] += tr.r[i] * v
+					want[d+1] += tr.w[i] * v * v
+				}
+				for k, w := range want {
+					near(t, fmt.Sprintf("candidate %d, sum %d", a, k), sums[a*(d+2)+k], w, 1e-9)
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/learners"
 	"github.com/kernelrank/kernelrank/learners/alignf"
@@ -172,12 +173,14 @@ func BenchmarkFit(b *testing.B) {
 			_, in := prepareFit(b, ds, ds.FullView(), defaults)
 			b.ReportAllocs()
 			var m *mklr.Model
+			cpu := cputime.Process()
 			for b.Loop() {
 				var err error
 				if m, err = mklr.Train(context.Background(), in.kernel, in.pos, in.neg, in.opts); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric((cputime.Process()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			st := m.Stats()
 			b.ReportMetric(float64(len(m.Imports())), "imports")
 			b.ReportMetric(float64(st.Newton), "newton-steps")

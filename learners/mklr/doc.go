@@ -146,8 +146,9 @@
 // # Cost
 //
 // BenchmarkTrain and BenchmarkScoreAll measure the whole friend task and
-// the serving of one user (docs/evaluation.md, "mklr's defaults"):
-// training is dominated by Train's rounds, and ScoreAll allocates twice
+// the serving of one user (docs/evaluation.md, "mklr's defaults"), and
+// BenchmarkFit Train alone (docs/scaling.md): training is dominated by
+// Train's rounds, and ScoreAll allocates twice
 // (the row of the base kernels' sum, the import weights).
 //
 // # Registered

@@ -248,9 +248,18 @@ func (m *Model) selectFriendScorer(ctx context.Context, held [][2]int, maxUsers 
 	}
 	err := parallel(ctx, len(users), func() [2][]float64 { return [2][]float64{make([]float64, n), make([]float64, n)} }, func(buf [2][]float64, i int) {
 		u := users[i]
+		score, row := buf[0], buf[1]
+		m.combined.Row(u, row) // the kernel scorer's scores and Adamic-Adar's tie-break: formed once
 		for s, name := range Scorers {
-			m.friendScores(name, u, buf[0], buf[1])
-			ap[s][i], p10[s][i] = rankStats(buf[0], m.userTie, m.friends[u], u, relevant[u], 10)
+			switch name {
+			case ScorerKernel:
+				copy(score, row)
+			case ScorerAdamicAdar:
+				m.adamicAdarWith(u, score, row)
+			default:
+				m.friendScores(name, u, score, nil)
+			}
+			ap[s][i], p10[s][i] = rankStats(score, m.userTie, m.friends[u], u, relevant[u], 10)
 		}
 		report(int(done.Add(1)), len(users))
 	})
@@ -331,8 +340,14 @@ func (m *Model) friendScores(scorer string, u int, dst, scratch []float64) {
 
 // adamicAdar is ScorerAdamicAdar's score; row is scratch.
 func (m *Model) adamicAdar(u int, dst, row []float64) {
-	m.adamicAdarOver(m.friends[u], dst)
 	m.combined.Row(u, row)
+	m.adamicAdarWith(u, dst, row)
+}
+
+// adamicAdarWith is ScorerAdamicAdar's score given row, the combined
+// kernel's row of u.
+func (m *Model) adamicAdarWith(u int, dst, row []float64) {
+	m.adamicAdarOver(m.friends[u], dst)
 	addTieBreak(dst, row)
 }
 

@@ -90,7 +90,11 @@
 // and (alpha, b, the gammas) is refitted by Newton steps (closed-form
 // gradient and Hessian, Cholesky, Armijo backtracking) until half the squared
 // Newton decrement is below 1e-14 of the loss (or, when rounding stops the
-// loss from falling, below 1e-8). Training stops when a round lowers L by
+// loss from falling, below 1e-8); a step may reuse an earlier point's
+// Hessian while the decrement keeps falling fast (a chord step), and a
+// refit starts from the last Hessian bordered by the new import's row,
+// which its scoring computed (see refit: the optimum is the same, the
+// Hessians fewer). Training stops when a round lowers L by
 // less than Options.Tol relative (default 0.1%: Zhu & Hastie's rule with
 // Delta k = 1), when |S| reaches Options.MaxImport, or when no candidate is
 // left. L never rises from round to round: each refit starts from the
@@ -98,11 +102,15 @@
 // and no stop, the IVM is full kernel logistic regression
 // (TestAllImportedEqualsFullKLR).
 //
-// Cost per round with N training pairs, m = |S|, c candidates and n users:
-// 2c rows of K_u, c (N + n) for the candidates' columns, N m c for their
-// coupling with S, and N m^2 for each Hessian (about two a round; sums over
-// the pairs run in parallel, in a fixed order). Memory: N MaxImport
-// floats for the columns of S plus N c for the candidates'.
+// Cost per round with N training pairs, m = |S|, q fixed features, c
+// candidates and n users: 2c rows of K_u, c N pair-kernel values (from the
+// candidates' rows laid out user by user: two short rows a pair), N (m+q) c
+// for their coupling with S and the fixed features, N (m+q)^2 / 2 for each
+// Hessian (one symmetric product; about three a round on BlogCatalog) and
+// N (m+q) for each Newton step's two matrix-vector products. Sums over
+// the pairs run in parallel in chunks, added in a fixed order. Memory: N
+// (MaxImport + q) floats for the columns of S and the fixed features; a
+// candidate's column over the pairs is never stored (only a chunk's).
 //
 // # Training pairs (section 7.4.2)
 //
@@ -138,8 +146,9 @@
 // # Cost
 //
 // BenchmarkTrain and BenchmarkScoreAll measure the whole friend task and
-// the serving of one user (docs/evaluation.md, "mklr's defaults"):
-// training is dominated by Train's rounds, and ScoreAll allocates twice
+// the serving of one user (docs/evaluation.md, "mklr's defaults"), and
+// BenchmarkFit Train alone (docs/scaling.md): training is dominated by
+// Train's rounds, and ScoreAll allocates twice
 // (the row of the base kernels' sum, the import weights).
 //
 // # Registered

@@ -103,14 +103,15 @@ type trainer struct {
 	pairs []learners.Pair
 	y     []float64 // +1 friends, -1 not
 	// fixed holds the unpenalised features over the pairs: the intercept's
-	// ones, K_u(i, j) and the base kernels' K^t(i, j), as the options ask.
+	// ones, K_u(i, j) and the base kernels' K^t(i, j), as the options ask;
+	// each a row of fbuf (q x N, row-major), so that they are one matrix F.
 	fixed [][]float64
+	fbuf  []float64
 
 	capS int
 	imp  []int          // indices of the imported pairs
 	rows [][2][]float64 // K(., s1) and K(., s2) for each import s
 	kt   []float64      // m x N, row-major: kt[s*N+t] = P(pair t, import s); capacity doubles
-	cols []float64      // scratch: the candidates' columns, Candidates x N
 	kss  []float64      // capS x capS: P over the imports (both triangles)
 	lk   []float64      // capS x capS: lower Cholesky factor of kss
 	rest []int          // pairs still candidates: not imported, not dependent
@@ -119,7 +120,8 @@ type trainer struct {
 	f, r, w []float64 // scores, loss derivative and curvature per pair
 	loss    float64
 	grad    []float64
-	hess    mat.Cholesky // of the Hessian at theta
+	hess    mat.Cholesky // of the Hessian at theta, or near it (refit)
+	hmat    []float64    // the Hessian factorised, dim() x dim()
 	rng     *rand.Rand
 	stats   Stats
 }
@@ -178,26 +180,47 @@ func (t *trainer) dim() int { return t.m() + len(t.fixed) }
 // constant (the log-odds of the positives) when there is an intercept.
 func (t *trainer) initFixed() error {
 	nPairs := len(t.pairs)
+	kernels := t.termKernels()
+	q := len(kernels)
+	if !t.opts.NoIntercept {
+		q++
+	}
+	t.fbuf = make([]float64, q*nPairs)
+	for j := 0; j < q; j++ {
+		t.fixed = append(t.fixed, t.fbuf[j*nPairs:(j+1)*nPairs])
+	}
+	feats := t.fixed
 	if !t.opts.NoIntercept {
 		p := float64(t.stats.Positives)
 		b := math.Log(p / (float64(nPairs) - p))
-		ones := make([]float64, nPairs)
-		for i := range ones {
-			ones[i] = 1
+		for i := range feats[0] {
+			feats[0][i] = 1
 			t.f[i] = b
 		}
-		t.fixed = append(t.fixed, ones)
 		t.theta = append(t.theta, b)
+		feats = feats[1:]
 	}
-	for _, k := range t.termKernels() {
-		kij := make([]float64, nPairs)
-		for i, p := range t.pairs {
-			kij[i] = k.At(p.I, p.J)
-			if math.IsNaN(kij[i]) || math.IsInf(kij[i], 0) {
-				return fmt.Errorf("%w: mklr: a kernel holds %v at (%d, %d)", learners.ErrInput, kij[i], p.I, p.J)
+	chunks := (nPairs + chunkPairs - 1) / chunkPairs
+	err := parallel(t.ctx, chunks, func() func(int) {
+		return func(c int) {
+			lo, hi := c*chunkPairs, min(nPairs, (c+1)*chunkPairs)
+			for j, k := range kernels {
+				for i, p := range t.pairs[lo:hi] {
+					feats[j][lo+i] = k.At(p.I, p.J)
+				}
 			}
 		}
-		t.fixed = append(t.fixed, kij)
+	})
+	if err != nil {
+		return err
+	}
+	for j := range kernels {
+		for i, v := range feats[j] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				p := t.pairs[i]
+				return fmt.Errorf("%w: mklr: a kernel holds %v at (%d, %d)", learners.ErrInput, v, p.I, p.J)
+			}
+		}
 		t.theta = append(t.theta, 0)
 	}
 	return nil
@@ -217,7 +240,6 @@ func (t *trainer) run() (*Model, error) {
 	nPairs := len(t.pairs)
 	t.capS = min(t.opts.MaxImport, nPairs)
 	t.kt = make([]float64, 0, min(t.capS, 16)*nPairs)
-	t.cols = make([]float64, min(t.opts.Candidates, nPairs)*nPairs)
 	t.kss = make([]float64, t.capS*t.capS)
 	t.lk = make([]float64, t.capS*t.capS)
 	t.rest = make([]int, nPairs)
@@ -292,10 +314,8 @@ type candidate struct {
 	kll   float64   // P(l, l)
 	z     []float64 // L_K^-1 kS
 	schur float64   // kll - z'z
-	g     float64   // sum_t r_t P(t, l)
-	hll   float64   // sum_t w_t P(t, l)^2
-	u     []float64 // sum_t w_t P(t, l) F_j(t) for each fixed feature F_j
-	col   []float64 // w_t P(t, l) over the training pairs t
+	h     []float64 // the Hessian's entries of l against the parameters
+	hll   float64   // and its diagonal entry
 	dep   bool      // in the span of the imports
 	err   error
 }
@@ -309,12 +329,9 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 		b := a + t.rng.IntN(len(t.rest)-a)
 		t.rest[a], t.rest[b] = t.rest[b], t.rest[a]
 	}
-	nPairs := len(t.pairs)
 	cands := make([]*candidate, c)
-	cols := t.cols[:c*nPairs]
-	clear(cols)
 	for a := range cands {
-		cands[a] = &candidate{idx: t.rest[a], col: cols[a*nPairs : (a+1)*nPairs]}
+		cands[a] = &candidate{idx: t.rest[a]}
 	}
 	if err := parallel(t.ctx, c, func() func(int) {
 		return func(a int) { t.prepare(cands[a]) }
@@ -327,27 +344,21 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 		}
 	}
 	defer t.dropDependent(cands)
-	// Coupling of every candidate with the imports, sum_t w_t P(t, l) P(t, s):
-	// one row a candidate (zero for the dependent ones).
-	m := t.m()
-	coupling := make([]float64, c*m)
-	if m > 0 {
-		err := t.overPairs(c, m, coupling, func() func(int, int, []float64) {
-			return func(lo, hi int, dst []float64) {
-				blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-					blas64.General{Rows: c, Cols: hi - lo, Stride: nPairs, Data: cols[lo:]},
-					t.ktCols(lo, hi), 0, blas64.General{Rows: c, Cols: m, Stride: m, Data: dst})
-			}
-		})
-		if err != nil {
-			return nil, err
+	live := make([]*candidate, 0, c)
+	for _, cd := range cands {
+		if !cd.dep {
+			live = append(live, cd)
 		}
+	}
+	sums, err := t.candidateSums(live)
+	if err != nil {
+		return nil, err
 	}
 	// One Newton step on S + {l} from the fit on S (new coefficient 0): with
 	// v = H^-1 g and u = H^-1 h, the quadratic model falls by
 	// (g_l - h'v)^2 / (2 (h_ll - h'u)).
-	d := t.dim()
-	invN := 1 / float64(nPairs)
+	m, d := t.m(), t.dim()
+	invN := 1 / float64(len(t.pairs))
 	v, err := t.solveHessian(t.grad)
 	if err != nil {
 		return nil, err
@@ -355,22 +366,19 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 	h := make([]float64, d)
 	var best *candidate
 	bestGain := math.Inf(-1)
-	for a, cd := range cands {
-		if cd.dep {
-			continue
+	for a, cd := range live {
+		row := sums[a*(d+2) : (a+1)*(d+2)]
+		for s := range h {
+			h[s] = invN * row[s]
 		}
-		for s := 0; s < m; s++ {
-			h[s] = invN*coupling[a*m+s] + t.opts.C*cd.kS[s]
-		}
-		for j, uj := range cd.u {
-			h[m+j] = invN * uj
-		}
+		floats.AddScaled(h[:m], t.opts.C, cd.kS)
 		hu, err := t.solveHessian(h)
 		if err != nil {
 			return nil, err
 		}
-		schur := invN*cd.hll + t.opts.C*cd.kll - floats.Dot(h, hu)
-		num := invN*cd.g + t.opts.C*floats.Dot(cd.kS, t.theta[:m]) - floats.Dot(h, v)
+		cd.h, cd.hll = slices.Clone(h), invN*row[d+1]+t.opts.C*cd.kll
+		schur := cd.hll - floats.Dot(h, hu)
+		num := invN*row[d] + t.opts.C*floats.Dot(cd.kS, t.theta[:m]) - floats.Dot(h, v)
 		if !(schur > 0) {
 			cd.dep = true // dependent in the Hessian's metric: rounding
 			continue
@@ -380,6 +388,60 @@ func (t *trainer) pickCandidate() (*candidate, error) {
 		}
 	}
 	return best, nil
+}
+
+// candidateSums returns, for each candidate l, a row of dim() + 2 sums over
+// the training pairs t: sum_t w_t P(t, l) B(t) for each row B of the
+// parameters' features [Kt; F] (the coupling with the imports, then with
+// the fixed features), sum_t r_t P(t, l) and sum_t w_t P(t, l)^2. The
+// candidates' user-kernel rows are laid out user by user, so that a pair
+// reads two short rows for all the candidates' P(t, .) rather than four
+// scattered entries a candidate; each worker forms the candidates' weighted
+// columns for one chunk of pairs at a time, so no column over all the pairs
+// is stored.
+func (t *trainer) candidateSums(cands []*candidate) ([]float64, error) {
+	c, m, d := len(cands), t.m(), t.dim()
+	cols := d + 2
+	out := make([]float64, c*cols)
+	if c == 0 {
+		return out, nil
+	}
+	rows := make([]float64, t.n*2*c) // rows[u*2c+2a], rows[u*2c+2a+1]: K(u, l1), K(u, l2) of candidate a
+	for a, cd := range cands {
+		for u := range cd.a {
+			rows[u*2*c+2*a], rows[u*2*c+2*a+1] = cd.a[u], cd.b[u]
+		}
+	}
+	err := t.overPairs(c, cols, out, func() func(int, int, []float64) {
+		wv := make([]float64, c*chunkPairs)
+		v, g, hll := make([]float64, c), make([]float64, c), make([]float64, c)
+		return func(lo, hi int, dst []float64) {
+			width := hi - lo
+			clear(g)
+			clear(hll)
+			for i, q := range t.pairs[lo:hi] {
+				t.opts.Pair.values(v, rows[q.I*2*c:(q.I+1)*2*c], rows[q.J*2*c:(q.J+1)*2*c])
+				w, r := t.w[lo+i], t.r[lo+i]
+				for a, va := range v {
+					x := w * va
+					wv[a*width+i] = x
+					g[a] += r * va
+					hll[a] += x * va
+				}
+			}
+			for a := range cands {
+				dst[a*cols+d], dst[a*cols+d+1] = g[a], hll[a]
+			}
+			wvm := blas64.General{Rows: c, Cols: width, Stride: width, Data: wv}
+			if m > 0 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, wvm, t.ktCols(lo, hi), 0, blas64.General{Rows: c, Cols: m, Stride: cols, Data: dst})
+			}
+			if q := len(t.fixed); q > 0 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, wvm, t.fixedCols(lo, hi), 0, blas64.General{Rows: c, Cols: q, Stride: cols, Data: dst[m:]})
+			}
+		}
+	})
+	return out, err
 }
 
 // dropDependent removes the dependent candidates (rest[:len(cands)]) from
@@ -396,8 +458,8 @@ func (t *trainer) dropDependent(cands []*candidate) {
 	t.rest = kept
 }
 
-// prepare computes a candidate's user-kernel rows, its pair-kernel
-// column over the training pairs and its scalars against the current fit.
+// prepare computes a candidate's user-kernel rows and its pair kernel
+// against itself and the imports, which tell whether it is dependent.
 func (t *trainer) prepare(cd *candidate) {
 	p := t.pairs[cd.idx]
 	cd.a, cd.b = make([]float64, t.n), make([]float64, t.n)
@@ -422,18 +484,6 @@ func (t *trainer) prepare(cd *candidate) {
 	}
 	if !(cd.kll > 0) || cd.schur <= depTol*cd.kll {
 		cd.dep = true
-		return
-	}
-	cd.u = make([]float64, len(t.fixed))
-	for i, q := range t.pairs {
-		v := t.pairValue(cd.a, cd.b, q)
-		wv := t.w[i] * v
-		cd.col[i] = wv
-		cd.g += t.r[i] * v
-		cd.hll += wv * v
-		for j, fj := range t.fixed {
-			cd.u[j] += wv * fj[i]
-		}
 	}
 }
 
@@ -461,6 +511,7 @@ func (t *trainer) add(cd *candidate) {
 	}
 	t.kss[m*t.capS+m] = cd.kll
 	t.lk[m*t.capS+m] = math.Sqrt(cd.schur)
+	t.hmat = t.border(cd.h, cd.hll)
 	t.imp = append(t.imp, cd.idx)
 	t.rows = append(t.rows, [2][]float64{cd.a, cd.b})
 	t.theta = slices.Insert(t.theta, m, 0)
@@ -470,4 +521,10 @@ func (t *trainer) add(cd *candidate) {
 // ktCols is the block of Kt (m x N) for the pairs [lo, hi).
 func (t *trainer) ktCols(lo, hi int) blas64.General {
 	return blas64.General{Rows: t.m(), Cols: hi - lo, Stride: len(t.pairs), Data: t.kt[lo:]}
+}
+
+// fixedCols is the block of F (q x N, the fixed features) for the pairs
+// [lo, hi).
+func (t *trainer) fixedCols(lo, hi int) blas64.General {
+	return blas64.General{Rows: len(t.fixed), Cols: hi - lo, Stride: len(t.pairs), Data: t.fbuf[lo:]}
 }

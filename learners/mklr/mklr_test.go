@@ -133,20 +133,22 @@ func (c *community) objective(o Options, pairs []learners.Pair, y []float64, imp
 }
 
 // setTheta moves the trainer to theta, with the scores from the feature map.
-func (c *community) setTheta(tr *trainer, imports []learners.Pair, theta []float64) {
+func (c *community) setTheta(t *testing.T, tr *trainer, imports []learners.Pair, theta []float64) {
 	copy(tr.theta, theta)
 	m := len(imports)
-	for t, p := range tr.pairs {
+	for q, p := range tr.pairs {
 		f := 0.0
 		for s, imp := range imports {
 			f += theta[s] * c.featurePair(tr.opts.Pair, p, imp)
 		}
 		for j, fj := range tr.fixed {
-			f += theta[m+j] * fj[t]
+			f += theta[m+j] * fj[q]
 		}
-		tr.f[t] = f
+		tr.f[q] = f
 	}
-	tr.gradient()
+	if err := tr.gradient(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The gradient against central differences of the test's own objective, and
@@ -164,7 +166,7 @@ func TestGradientHessianFiniteDifferences(t *testing.T) {
 			for a := range theta {
 				theta[a] = 0.3 * r.NormFloat64()
 			}
-			c.setTheta(tr, m.Imports(), theta)
+			c.setTheta(t, tr, m.Imports(), theta)
 			near(t, "loss", tr.loss, c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), theta), 1e-12)
 			grad := slices.Clone(tr.grad)
 			if err := tr.hessian(); err != nil {
@@ -179,9 +181,9 @@ func TestGradientHessianFiniteDifferences(t *testing.T) {
 				minus[a] -= step
 				fd := (c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), plus) - c.objective(tr.opts, tr.pairs, tr.y, m.Imports(), minus)) / (2 * step)
 				near(t, fmt.Sprintf("gradient %d", a), grad[a], fd, 1e-7)
-				c.setTheta(tr, m.Imports(), plus)
+				c.setTheta(t, tr, m.Imports(), plus)
 				gp := slices.Clone(tr.grad)
-				c.setTheta(tr, m.Imports(), minus)
+				c.setTheta(t, tr, m.Imports(), minus)
 				for b := 0; b < d; b++ {
 					near(t, fmt.Sprintf("Hessian (%d, %d)", b, a), h.At(b, a), (gp[b]-tr.grad[b])/(2*step), 1e-6)
 				}
@@ -546,5 +548,58 @@ func TestTrainBadInput(t *testing.T) {
 	cancel()
 	if _, err := Train(cctx, c.k, c.pos, c.neg, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
+	}
+}
+
+// The sums that score the import candidates (their couplings with the
+// imports and the fixed features, the gradient entry and the curvature)
+// against the test's own sums over the training pairs, with the pair kernel
+// from the feature map, on more pairs than one chunk holds.
+func TestCandidateSumsMatchDirect(t *testing.T) {
+	c := newCommunity(t, 300, 10, 4, 5)
+	for _, o := range configs(c.base) {
+		t.Run(name(o), func(t *testing.T) {
+			o.MaxImport, o.Tol = 3, -1
+			tr, m := run(t, c.k, c.pos, c.neg, o)
+			if len(tr.pairs) <= 2*chunkPairs {
+				t.Fatalf("%d pairs: want more than two chunks", len(tr.pairs))
+			}
+			var cands []*candidate
+			for _, idx := range tr.rest[:8] {
+				cd := &candidate{idx: idx}
+				tr.prepare(cd)
+				if cd.err != nil {
+					t.Fatal(cd.err)
+				}
+				if !cd.dep {
+					cands = append(cands, cd)
+				}
+			}
+			if len(cands) < 4 {
+				t.Fatalf("%d candidates independent of the imports, want at least 4", len(cands))
+			}
+			sums, err := tr.candidateSums(cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := tr.dim()
+			for a, cd := range cands {
+				want := make([]float64, d+2)
+				for i, p := range tr.pairs {
+					v := c.featurePair(o.Pair, p, tr.pairs[cd.idx])
+					for s, imp := range m.Imports() {
+						want[s] += tr.w[i] * v * c.featurePair(o.Pair, p, imp)
+					}
+					for j, fj := range tr.fixed {
+						want[len(m.Imports())+j] += tr.w[i] * v * fj[i]
+					}
+					want[d] += tr.r[i] * v
+					want[d+1] += tr.w[i] * v * v
+				}
+				for k, w := range want {
+					near(t, fmt.Sprintf("candidate %d, sum %d", a, k), sums[a*(d+2)+k], w, 1e-9)
+				}
+			}
+		})
 	}
 }

@@ -53,6 +53,28 @@ func (k PairKernel) value(a, b []float64, q learners.Pair) float64 {
 	return d * d
 }
 
+// values sets dst[a] to the pair kernel between the pair (i, j) and
+// candidate pair a, from ri and rj, the user-kernel rows of users i and j
+// over the candidates, interleaved: r[2a] = K_u(u, a1), r[2a+1] = K_u(u, a2).
+// It is value for every candidate at once.
+func (k PairKernel) values(dst, ri, rj []float64) {
+	switch k {
+	case PairTensor:
+		for a := range dst {
+			dst[a] = ri[2*a]*rj[2*a+1] + ri[2*a+1]*rj[2*a]
+		}
+	case PairDifference:
+		for a := range dst {
+			dst[a] = ri[2*a] - ri[2*a+1] - rj[2*a] + rj[2*a+1]
+		}
+	default:
+		for a := range dst {
+			e := ri[2*a] - ri[2*a+1] - rj[2*a] + rj[2*a+1]
+			dst[a] = e * e
+		}
+	}
+}
+
 // Model is a trained social-strength model: the score
 //
 //	f(i, j) = b + gamma K_u(i, j) + sum_t gamma_t K^t(i, j) + sum_{s in S} alpha_s P((i, j), s)
@@ -96,9 +118,10 @@ type Stats struct {
 	// L by less than Options.Tol relative), "cap" (Options.MaxImport),
 	// "exhausted" (no candidate left), or "" (a refit did not converge).
 	Stop string
-	// Newton counts the Newton steps over all refits; Dependent the
-	// candidates dropped as lying in the span of the import set.
-	Newton, Dependent int
+	// Newton counts the Newton steps over all refits, Hessians the
+	// Hessians formed; Dependent the candidates dropped as lying in the
+	// span of the import set.
+	Newton, Hessians, Dependent int
 }
 
 // setFeatures stores the imports' user-kernel rows in serving form; rows[s]
@@ -254,12 +277,4 @@ func sigmoid(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
-}
-
-// softplus returns ln(1 + e^z) without overflow.
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
 }

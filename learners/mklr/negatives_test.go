@@ -274,3 +274,53 @@ func TestSampleNegativesBadInput(t *testing.T) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }
+
+// friendsOfFriends against a brute-force two-hop set, on a network whose
+// users' neighbourhoods are both sparse (listed and sorted) and dense (a hub's
+// friends reach most users: listed by a scan).
+func TestFriendsOfFriendsSparseAndDense(t *testing.T) {
+	const n = 2000
+	r := rand.New(rand.NewPCG(4, 4))
+	var friends []learners.Pair
+	for i := 1; i < n; i++ {
+		friends = append(friends, learners.Pair{I: i, J: r.IntN(i)})
+		if i%3 == 0 {
+			friends = append(friends, learners.Pair{I: i, J: 0}) // user 0 is a hub
+		}
+	}
+	adj, err := adjacency(n, friends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSampler(n)
+	kinds := map[bool]int{}
+	for i := 0; i < n; i++ {
+		s.friendsOfFriends(i, adj)
+		near := map[int]bool{i: true}
+		for _, f := range adj[i] {
+			near[f] = true
+		}
+		var want []int
+		for j := 0; j < n; j++ {
+			if near[j] {
+				continue
+			}
+			for _, f := range adj[i] {
+				if slices.Contains(adj[f], j) {
+					want = append(want, j)
+					break
+				}
+			}
+		}
+		if !slices.Equal(s.cand, want) {
+			t.Fatalf("user %d: friends of friends %v, want %v", i, s.cand, want)
+		}
+		if slices.Contains(s.blocked, true) {
+			t.Fatalf("user %d: marks left set", i)
+		}
+		kinds[len(want)*scanFraction >= n]++
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("neighbourhoods dense %d, sparse %d: want both", kinds[true], kinds[false])
+	}
+}

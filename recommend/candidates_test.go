@@ -93,7 +93,7 @@ func TestCandidateRankingMatchesExact(t *testing.T) {
 			c := *m
 			c.scorer = scorer
 			for u := range n {
-				cand := c.friendCandidates(u, k, seen)
+				cand := c.friendCandidates(u, k, seen, acc)
 				if len(cand) < min(k, n-1-len(c.friends[u])) {
 					t.Fatalf("%s: user %d has %d candidates, want at least %d", scorer, u, len(cand), k)
 				}

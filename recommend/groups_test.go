@@ -136,7 +136,7 @@ func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
 			t.Errorf("%s validation MAP %.3f, learned %.3f: not clearly below", c.Scorer, c.MAP, learned.MAP)
 		}
 	}
-	top := slices.MaxFunc(sel.Weights, func(a, b GroupWeight) int { return int(math.Copysign(1, a.Weight-b.Weight)) })
+	top := slices.MaxFunc(sel.Weights, func(a, b GroupWeight) int { return int(math.Copysign(1, a.Weight*a.Scale-b.Weight*b.Scale)) })
 	if top.Feature != "co-members" || !slices.Equal(m.groupWeights, sel.learnedWeights()) {
 		t.Errorf("weights %+v (served %v): co-members should lead", sel.Weights, m.groupWeights)
 	}
@@ -168,7 +168,7 @@ func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
 	for _, u := range []int{0, 77, 159} {
 		f, x, want := make([]float64, ds.N()), make([]float64, len(groupFeatures)*ng), make([]float64, ng)
 		m.ScoreAll(u, f)
-		m.features(u, f, x)
+		m.features(u, nil, true, f, nil, x)
 		for s, w := range m.groupWeights {
 			for g := range ng {
 				want[g] += w * x[s*ng+g]

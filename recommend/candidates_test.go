@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -131,5 +132,167 @@ func TestCandidateRankingMatchesExact(t *testing.T) {
 		if covered[scorer] < 10 {
 			t.Errorf("%s: candidates cover the exact top %d of only %d users", scorer, k, covered[scorer])
 		}
+	}
+}
+
+// A user with a friend of high degree keeps FriendCandidateMax
+// candidates: those tied to it through more or smaller hubs first (a
+// small friend's friends, a small group's members), then the lower tie
+// ranks among the hub's friends; padded to k with the most befriended,
+// the scratch left clear. The model holds only what candidates read.
+func TestFriendCandidatesBounded(t *testing.T) {
+	n := FriendCandidateMax + 500
+	friends := make([][]int, n)
+	link := func(a, b int) {
+		friends[a] = append(friends[a], b)
+		friends[b] = append(friends[b], a)
+	}
+	link(0, 1) // user 0: friends 1 (the hub, everyone's friend) and 2
+	link(0, 2)
+	for v := 2; v < n; v++ {
+		link(1, v)
+	}
+	for v := 3; v <= 12; v++ {
+		link(2, v)
+	}
+	for v := range friends {
+		slices.Sort(friends[v])
+	}
+	groups := make([][]int, n)
+	groups[0], groups[13], groups[14] = []int{0}, []int{0}, []int{0}
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := &Model{relations: relations{friends: friends, groups: groups, members: [][]int{{0, 13, 14}}}, userTie: rng.Perm(n), groupTie: []int{0}}
+	m.candidates = &candidates{popular: byDescending(n, func(u int) int { return len(friends[u]) }, m.userTie)}
+	seen, acc := make([]bool, n), make([]float64, n)
+
+	got := m.friendCandidates(0, 10, seen, acc)
+	if len(got) != FriendCandidateMax {
+		t.Fatalf("%d candidates, want %d", len(got), FriendCandidateMax)
+	}
+	// Everyone from 3 on is two hops away through the hub; 3 to 14 have
+	// more weight, the others the hub's alone: the lowest tie ranks win.
+	var hubOnly []int
+	for v := 15; v < n; v++ {
+		hubOnly = append(hubOnly, v)
+	}
+	slices.SortFunc(hubOnly, func(a, b int) int { return m.userTie[a] - m.userTie[b] })
+	want := append([]int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, hubOnly[:FriendCandidateMax-12]...)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("kept %v..., want %v...", got[:20], want[:20])
+	}
+	if slices.Contains(seen, true) || slices.ContainsFunc(acc, func(x float64) bool { return x != 0 }) {
+		t.Fatal("scratch left dirty")
+	}
+	// Asked for more than the bound: padded with the most befriended.
+	if got := m.friendCandidates(0, FriendCandidateMax+100, seen, acc); len(got) != FriendCandidateMax+100 || slices.ContainsFunc(got, func(v int) bool { return v < 3 }) {
+		t.Errorf("%d padded candidates (or the user or a friend among them), want %d", len(got), FriendCandidateMax+100)
+	}
+}
+
+// localGroups: 30 communities of 8 users, each pair inside friends with
+// probability 0.6, 20 random friendships across; each community has two
+// groups, which each of its users joins with probability 0.5 (at least
+// one): a user's friends and friends of friends reach few of the 60
+// groups.
+func localGroups(t *testing.T) *social.Dataset {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const communities, size = 30, 8
+	n := communities * size
+	seen := map[[2]int]bool{}
+	var edges [][2]int
+	add := func(a, b int) {
+		if e := [2]int{min(a, b), max(a, b)}; a != b && !seen[e] {
+			seen[e] = true
+			edges = append(edges, e)
+		}
+	}
+	var memberships [][2]int
+	for u := range n {
+		c := u / size
+		for v := u + 1; v < (c+1)*size; v++ {
+			if rng.Float64() < 0.6 {
+				add(u, v)
+			}
+		}
+		first := rng.Float64() < 0.5
+		if first {
+			memberships = append(memberships, [2]int{u, 2 * c})
+		}
+		if !first || rng.Float64() < 0.5 {
+			memberships = append(memberships, [2]int{u, 2*c + 1})
+		}
+	}
+	for range 20 {
+		add(rng.IntN(n), rng.IntN(n))
+	}
+	return syntheticGroups(t, n, edges, func(u int) []string { return []string{fmt.Sprint(u % 5)} }, func(int) []string { return nil }, memberships)
+}
+
+// A group's score is the same whichever groups are ranked with it, from
+// whole rows or one member at a time, under every group scorer (the
+// learned one's weights carry its scales); so the ranking of the
+// candidate groups on demand is the exact ranking of every group
+// restricted to them. The candidates are sorted, never the user's own
+// groups, padded to k, and the scratch is left clear.
+func TestGroupCandidateRankingMatchesExact(t *testing.T) {
+	const k = 5
+	m := trainT(t, localGroups(t), Options{Learner: "uniform"}).WithCandidates()
+	if m.groupWeights == nil { // learned not chosen: weights of every sign
+		m.groupWeights = []float64{0.5, 1, -0.3, 0.2, 0.7, 0.4, -0.1}
+	}
+	n, ng := m.ds.N(), len(m.members)
+	seen, acc, gacc := make([]bool, n), make([]float64, n), make([]float64, ng)
+	covered, ranked, size := 0, 0, 0
+	for _, scorer := range GroupScorers {
+		if scorer == GroupRegLaplacian && m.regLap == nil {
+			continue
+		}
+		ranked += n
+		c := *m
+		c.groupScorer = scorer
+		for u := range n {
+			full := make([]float64, ng)
+			c.GroupScores(u, full)
+			gs := c.groupCandidates(u, k, seen, acc)
+			size += len(gs)
+			if !slices.IsSorted(gs) || len(slices.Compact(slices.Clone(gs))) != len(gs) || len(gs) < min(k, ng-len(c.groups[u])) ||
+				slices.ContainsFunc(gs, func(g int) bool { return contains(c.groups[u], g) }) {
+				t.Fatalf("%s: user %d: candidates %v (groups %v)", scorer, u, gs, c.groups[u])
+			}
+			if slices.Contains(seen, true) || slices.ContainsFunc(acc, func(x float64) bool { return x != 0 }) {
+				t.Fatalf("%s: user %d: scratch left dirty", scorer, u)
+			}
+			for _, rows := range []bool{false, true} {
+				f := make([]float64, n)
+				if rows {
+					c.strength.ScoreAll(u, f)
+				}
+				got := make([]float64, len(gs))
+				c.scoreGroupList(scorer, u, gs, rows, f, gacc, got, nil)
+				for i, g := range gs {
+					if math.Abs(got[i]-full[g]) > 1e-9*math.Max(1, math.Abs(full[g])) {
+						t.Fatalf("%s: user %d, rows %v: group %d scores %v, over every group %v", scorer, u, rows, g, got[i], full[g])
+					}
+				}
+				if slices.ContainsFunc(gacc, func(x float64) bool { return x != 0 }) {
+					t.Fatalf("%s: user %d: group scratch left dirty", scorer, u)
+				}
+			}
+			exact, _ := c.rankGroups(u, ng, full)
+			restricted := slices.DeleteFunc(slices.Clone(exact), func(g int) bool { return !slices.Contains(gs, g) })
+			got, _ := c.topGroups(u, k)
+			if !slices.Equal(got, restricted[:min(k, len(restricted))]) {
+				t.Fatalf("%s: user %d: candidate ranking %v, exact restricted %v", scorer, u, got, restricted[:min(k, len(restricted))])
+			}
+			if slices.Equal(got, exact[:min(k, len(exact))]) {
+				covered++
+			}
+		}
+	}
+	t.Logf("%.1f candidate groups a user of %d; the candidate ranking is the exact top %d for %d of %d users x scorers", float64(size)/float64(ranked), ng, k, covered, ranked)
+	if size >= ranked*ng/2 {
+		t.Errorf("%d candidate groups a user of %d: the candidates do not test a subset", size/ranked, ng)
 	}
 }

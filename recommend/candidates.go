@@ -22,8 +22,9 @@ const (
 // candidates ranks friends and groups over candidate sets instead of
 // every user and every group: friendCandidates and groupCandidates.
 type candidates struct {
-	popular []int // every user, most friends first (ties in userTie order)
-	largest []int // every group, most members first (ties in groupTie order)
+	popular []int           // every user, most friends first (ties in userTie order)
+	largest []int           // every group, most members first (ties in groupTie order)
+	near    *neighbourIndex // nil: no kernel has a feature map to sketch
 }
 
 // WithCandidates returns a copy of the model whose rankings computed on
@@ -36,6 +37,7 @@ func (m *Model) WithCandidates() *Model {
 	c.candidates = &candidates{
 		popular: byDescending(m.ds.N(), func(u int) int { return len(m.friends[u]) }, m.userTie),
 		largest: byDescending(len(m.members), func(g int) int { return len(m.members[g]) }, m.groupTie),
+		near:    m.newNeighbourIndex(m.settings.Seed),
 	}
 	return &c
 }
@@ -59,7 +61,9 @@ func byDescending(n int, size func(int) int, tie []int) []int {
 // friends): the users within two friendship hops of u and the co-members
 // of u's groups of at most CandidateGroupMax members, the
 // FriendCandidateMax of them with the largest weight when there are
-// more, padded with the users with the most friends to k when there are
+// more, then u's NeighbourCandidates nearest users in the combined
+// kernel's feature space (neighbourIndex) that are not among them, so at
+// most FriendCandidateMax + NeighbourCandidates users; padded with the users with the most friends to k when there are
 // fewer. A candidate's weight is its Adamic-Adar score with u's small
 // groups counted as common neighbours too (hubWeight summed over u's
 // friends and small groups it is in): kept are the users tied to u
@@ -115,6 +119,12 @@ func (m *Model) friendCandidates(u, k int, seen []bool, acc []float64) []int {
 	}
 	for _, v := range out {
 		acc[v] = 0
+	}
+	if ix := m.candidates.near; ix != nil {
+		for _, v := range ix.near(u, m.userTie, func(v int) bool { return seen[v] }) {
+			seen[v] = true
+			out = append(out, v)
+		}
 	}
 	for _, v := range m.candidates.popular {
 		if len(out) >= k {

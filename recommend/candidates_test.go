@@ -13,29 +13,48 @@ import (
 	"github.com/kernelrank/kernelrank/social"
 )
 
-// twoHop returns the users within two friendship hops of u or sharing a
-// group of at most maxGroup members with u, but u and u's friends: the
-// candidate set a ranking that does not look at every user would score.
-func (m *Model) twoHop(u, maxGroup int) []int {
-	var out []int
-	for _, w := range m.friends[u] {
-		out = append(out, m.friends[w]...)
+// candidateRecall returns how much of the exact top k of the served
+// scorers (ranking every user, every group) u's candidates hold, for
+// friends (friendCandidates) and groups (groupCandidates), summed over a
+// seeded sample of users with some data, and their mean numbers.
+func candidateRecall(m *Model, users, k int) (friends, groups, friendSize, groupSize float64) {
+	m = m.WithCandidates()
+	n, ng := m.ds.N(), len(m.members)
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen, acc, score, f := make([]bool, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	gscore := make([]float64, ng)
+	var fHit, fAll, gHit, gAll int
+	in := func(top, cand []int) (hits int) {
+		for _, v := range top {
+			if slices.Contains(cand, v) {
+				hits++
+			}
+		}
+		return hits
 	}
-	for _, g := range m.groups[u] {
-		if len(m.members[g]) <= maxGroup {
-			out = append(out, m.members[g]...)
+	for done := 0; done < users; {
+		u := rng.IntN(n)
+		if m.noData[u] {
+			continue
+		}
+		done++
+		top, _ := m.rankFriends(u, k, score, nil)
+		cand := m.friendCandidates(u, k, seen, acc)
+		fHit, fAll, friendSize = fHit+in(top, cand), fAll+len(top), friendSize+float64(len(cand))
+		if ng > 0 {
+			m.groupScores(u, gscore, f, nil)
+			top, _ = m.rankGroups(u, k, gscore)
+			cand = m.groupCandidates(u, k, seen, acc)
+			gHit, gAll, groupSize = gHit+in(top, cand), gAll+len(top), groupSize+float64(len(cand))
 		}
 	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	return slices.DeleteFunc(out, func(v int) bool { return v == u || contains(m.friends[u], v) })
+	return float64(fHit) / float64(max(fAll, 1)), float64(gHit) / float64(max(gAll, 1)), friendSize / float64(users), groupSize / float64(users)
 }
 
-// How much of the exact top 50 (every user ranked by the served friend
-// scorer) the users within two hops or sharing a group hold on
-// BlogCatalog: the recall a candidate-generating ranking would start from
-// (docs/scaling.md).
-func TestTwoHopCandidateRecall(t *testing.T) {
+// How much of the exact top 10 and 50 (every user or group ranked by the
+// served scorers) the candidates hold on BlogCatalog, 500 sampled users
+// (docs/scaling.md; BenchmarkCandidateRecall measures YouTube).
+func TestCandidateRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-data test skipped with -short")
 	}
@@ -51,29 +70,44 @@ func TestTwoHopCandidateRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const k, users = 50, 500
-	for _, scorer := range Scorers {
-		hits, total, size := 0, 0, 0
-		score := make([]float64, ds.N())
-		for range users {
-			u := rng.IntN(ds.N())
-			m.friendScores(scorer, u, score, nil)
-			top := topK(score, m.userTie, k, func(v int) bool { return v == u || contains(m.friends[u], v) })
-			cand := m.twoHop(u, 2000)
-			size += len(cand)
-			for _, v := range top {
-				if _, ok := slices.BinarySearch(cand, v); ok {
-					hits++
-				}
+	for _, k := range []int{10, 50} {
+		friends, groups, fs, gs := candidateRecall(m, 500, k)
+		t.Logf("top %d: friends (%s) recall %.4f, %.0f candidates of %d; groups (%s) recall %.4f, %.1f candidates of %d",
+			k, m.scorer, friends, fs, ds.N(), m.groupScorer, groups, gs, len(ds.Groups))
+		if friends < 0.5 || groups < 0.5 {
+			t.Errorf("top %d: recall %.3f (friends), %.3f (groups)", k, friends, groups)
+		}
+	}
+}
+
+// BenchmarkCandidateRecall reports candidateRecall on the real data sets
+// (run with -benchtime 1x; YouTube trains for minutes).
+func BenchmarkCandidateRecall(b *testing.B) {
+	for _, name := range []string{"blogcatalog", "youtube"} {
+		b.Run(name, func(b *testing.B) {
+			root, ok := dataset.DataDir()
+			if !ok {
+				b.Skipf("shared data not found (set %s)", dataset.EnvDataDir)
 			}
-			total += len(top)
-		}
-		recall := float64(hits) / float64(total)
-		t.Logf("%s: two-hop and group candidates hold %.4f of the exact top %d (%d users, %.0f candidates a user of %d)", scorer, recall, k, users, float64(size)/users, ds.N())
-		if recall < 0.5 {
-			t.Errorf("%s: recall %.3f", scorer, recall)
-		}
+			ds, _, err := social.LoadDir(filepath.Join(root, "social", name), social.ImportOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := Train(context.Background(), ds, ds.FullView(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				for _, k := range []int{10, 50} {
+					friends, groups, fs, gs := candidateRecall(m, 500, k)
+					b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
+					b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
+					b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
+					b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
+				}
+				b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
+			}
+		})
 	}
 }
 

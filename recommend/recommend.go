@@ -115,7 +115,8 @@ type GroupRec struct {
 	FriendCount int      `json:"friend_count"`
 	// Scorer is the group scorer that ranked the group and Signals what
 	// it read: the scorer's own signal (Weight 1), or for learned each
-	// signal's weight, normalised value and Part, which add up to Score.
+	// signal's weight (its scale fixed at training folded in), value as it
+	// is and Part, which add up to Score.
 	Scorer  string        `json:"scorer"`
 	Signals []GroupSignal `json:"signals"`
 }

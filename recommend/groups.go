@@ -483,6 +483,10 @@ const (
 	// besides size and mklr GroupLearned's fit keeps (see pairs in
 	// selectGroupScorer).
 	fitMaxQuiet = 200
+	// fitMaxRows is about how many of a user's groups that are not held
+	// out GroupLearned's fit keeps at most (see pairs in
+	// selectGroupScorer).
+	fitMaxRows = 400
 )
 
 // selectGroupScorer ranks the held-out memberships of the validation
@@ -561,7 +565,11 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	// kernel neighbour among the members), plus every stride-th of the
 	// others (fitMaxQuiet of them or so): with thousands of groups the
 	// quiet ones, which differ only by size, would make nearly all the
-	// rows of each Newton step.
+	// rows of each Newton step. Then at most about fitMaxRows of the
+	// groups not held out are kept, every step-th: a conditional logit
+	// fitted on a uniform sample of the alternatives besides the chosen
+	// ones stays consistent (McFadden 1978), and a user with thousands of
+	// candidate groups costs the fit no more than others.
 	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
 		var rows []float64
 		var y []bool
@@ -578,18 +586,32 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			if !keep(i) {
 				continue
 			}
+			held := func(j int) bool { return slices.Contains(relevant[u], lists[i][j]) }
+			var kept []int
 			stride, seen := max(1, len(lists[i])/fitMaxQuiet), 0
-			for j, g := range lists[i] {
-				held := slices.Contains(relevant[u], g)
-				if quiet(i, j) && !held {
+			for j := range lists[i] {
+				if quiet(i, j) && !held(j) {
 					if seen++; seen%stride != 0 {
 						continue
 					}
 				}
+				kept = append(kept, j)
+			}
+			if others := len(kept) - len(relevant[u]); others > fitMaxRows {
+				step, seen := (others+fitMaxRows-1)/fitMaxRows, 0
+				kept = slices.DeleteFunc(kept, func(j int) bool {
+					if held(j) {
+						return false
+					}
+					seen++
+					return seen%step != 0
+				})
+			}
+			for _, j := range kept {
 				for s := range nf {
 					rows = append(rows, block(i, s)[j])
 				}
-				y = append(y, held)
+				y = append(y, held(j))
 			}
 			start = append(start, len(y))
 		}

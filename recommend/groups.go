@@ -324,9 +324,12 @@ func checkGroupScorer(name string, weights []float64) (string, error) {
 // user's groups is only the differences of w.x among them, and per-user
 // levels need no parameter. x is row-major, d columns, one row a
 // candidate; user i's candidates are rows start[i] to start[i+1]; pos
-// marks the held-out memberships.
-func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([]float64, error) {
-	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) {
+// marks the held-out memberships. offset (nil: none) adds to each row's
+// w.x: ln(1/q) for a row kept with probability q from a sample of a
+// user's groups, which corrects the likelihood for the sampling (a row
+// kept with q = 1/m counts as its m copies).
+func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64, offset []float64) ([]float64, error) {
+	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) || offset != nil && len(offset) != len(pos) {
 		return nil, fmt.Errorf("%w: %d labels, %d features of %d columns, users ending at %d", learners.ErrInput, len(pos), len(x), d, start[len(start)-1])
 	}
 	w := make([]float64, d)
@@ -342,6 +345,9 @@ func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([
 			lse := math.Inf(-1)
 			for r := start[i]; r < start[i+1]; r++ {
 				z[r] = floats.Dot(w, x[r*d:(r+1)*d])
+				if offset != nil {
+					z[r] += offset[r]
+				}
 				lse = logAddExp(lse, z[r])
 			}
 			for r := start[i]; r < start[i+1]; r++ {
@@ -566,12 +572,13 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	// others (fitMaxQuiet of them or so): with thousands of groups the
 	// quiet ones, which differ only by size, would make nearly all the
 	// rows of each Newton step. Then at most about fitMaxRows of the
-	// groups not held out are kept, every step-th: a conditional logit
-	// fitted on a uniform sample of the alternatives besides the chosen
-	// ones stays consistent (McFadden 1978), and a user with thousands of
-	// candidate groups costs the fit no more than others.
-	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
-		var rows []float64
+	// groups not held out are kept, every step-th, so that a user with
+	// thousands of candidate groups costs the fit no more than others.
+	// Each kept row stands for the rows its sampling left out: its offset
+	// is ln(1/q), q its chance of being kept (fitListwise), so the
+	// likelihood is the one over every group, estimated.
+	pairs := func(keep func(i int) bool) ([]float64, []bool, []int, []float64) {
+		var rows, offset []float64
 		var y []bool
 		start := []int{0}
 		quiet := func(i, j int) bool {
@@ -588,12 +595,14 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			}
 			held := func(j int) bool { return slices.Contains(relevant[u], lists[i][j]) }
 			var kept []int
+			copies := make(map[int]float64) // a kept row's 1/q, when not 1
 			stride, seen := max(1, len(lists[i])/fitMaxQuiet), 0
 			for j := range lists[i] {
 				if quiet(i, j) && !held(j) {
 					if seen++; seen%stride != 0 {
 						continue
 					}
+					copies[j] = float64(stride)
 				}
 				kept = append(kept, j)
 			}
@@ -604,6 +613,7 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 						return false
 					}
 					seen++
+					copies[j] = float64(step) * max(1, copies[j])
 					return seen%step != 0
 				})
 			}
@@ -612,10 +622,11 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 					rows = append(rows, block(i, s)[j])
 				}
 				y = append(y, held(j))
+				offset = append(offset, math.Log(max(1, copies[j])))
 			}
 			start = append(start, len(y))
 		}
-		return rows, y, start
+		return rows, y, start, offset
 	}
 	learned := func(w []float64, i int, dst []float64) {
 		clear(dst)
@@ -636,8 +647,8 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			continue
 		}
 		err := crossFit(len(users), groupRepeats, rng, func(train func(int) bool) ([]float64, error) {
-			rows, pos, start := pairs(train)
-			return fitListwise(rows, pos, start, nf, groupLambda)
+			rows, pos, start, offset := pairs(train)
+			return fitListwise(rows, pos, start, nf, groupLambda, offset)
 		}, func(i int, w []float64) {
 			score := make([]float64, len(lists[i]))
 			learned(w, i, score)
@@ -648,8 +659,8 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 		if err != nil {
 			return sel, err
 		}
-		rows, pos, start := pairs(func(int) bool { return true })
-		w, err := fitListwise(rows, pos, start, nf, groupLambda)
+		rows, pos, start, offset := pairs(func(int) bool { return true })
+		w, err := fitListwise(rows, pos, start, nf, groupLambda, offset)
 		if err != nil {
 			return sel, err
 		}

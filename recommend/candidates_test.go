@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,29 +13,48 @@ import (
 	"github.com/kernelrank/kernelrank/social"
 )
 
-// twoHop returns the users within two friendship hops of u or sharing a
-// group of at most maxGroup members with u, but u and u's friends: the
-// candidate set a ranking that does not look at every user would score.
-func (m *Model) twoHop(u, maxGroup int) []int {
-	var out []int
-	for _, w := range m.friends[u] {
-		out = append(out, m.friends[w]...)
+// candidateRecall returns how much of the exact top k of the served
+// scorers (ranking every user, every group) u's candidates hold, for
+// friends (friendCandidates) and groups (groupCandidates), summed over a
+// seeded sample of users with some data, and their mean numbers.
+func candidateRecall(m *Model, users, k int) (friends, groups, friendSize, groupSize float64) {
+	m = m.WithCandidates()
+	n, ng := m.ds.N(), len(m.members)
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen, acc, score, f := make([]bool, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	gscore := make([]float64, ng)
+	var fHit, fAll, gHit, gAll int
+	in := func(top, cand []int) (hits int) {
+		for _, v := range top {
+			if slices.Contains(cand, v) {
+				hits++
+			}
+		}
+		return hits
 	}
-	for _, g := range m.groups[u] {
-		if len(m.members[g]) <= maxGroup {
-			out = append(out, m.members[g]...)
+	for done := 0; done < users; {
+		u := rng.IntN(n)
+		if m.noData[u] {
+			continue
+		}
+		done++
+		top, _ := m.rankFriends(u, k, score, nil)
+		cand := m.friendCandidates(u, k, seen, acc)
+		fHit, fAll, friendSize = fHit+in(top, cand), fAll+len(top), friendSize+float64(len(cand))
+		if ng > 0 {
+			m.groupScores(u, gscore, f, nil)
+			top, _ = m.rankGroups(u, k, gscore)
+			cand = m.groupCandidates(u, k, seen, acc)
+			gHit, gAll, groupSize = gHit+in(top, cand), gAll+len(top), groupSize+float64(len(cand))
 		}
 	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	return slices.DeleteFunc(out, func(v int) bool { return v == u || contains(m.friends[u], v) })
+	return float64(fHit) / float64(max(fAll, 1)), float64(gHit) / float64(max(gAll, 1)), friendSize / float64(users), groupSize / float64(users)
 }
 
-// How much of the exact top 50 (every user ranked by the served friend
-// scorer) the users within two hops or sharing a group hold on
-// BlogCatalog: the recall a candidate-generating ranking would start from
-// (docs/scaling.md).
-func TestTwoHopCandidateRecall(t *testing.T) {
+// How much of the exact top 10 and 50 (every user or group ranked by the
+// served scorers) the candidates hold on BlogCatalog, 500 sampled users
+// (docs/scaling.md; BenchmarkCandidateRecall measures YouTube).
+func TestCandidateRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-data test skipped with -short")
 	}
@@ -50,29 +70,44 @@ func TestTwoHopCandidateRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const k, users = 50, 500
-	for _, scorer := range Scorers {
-		hits, total, size := 0, 0, 0
-		score := make([]float64, ds.N())
-		for range users {
-			u := rng.IntN(ds.N())
-			m.friendScores(scorer, u, score, nil)
-			top := topK(score, m.userTie, k, func(v int) bool { return v == u || contains(m.friends[u], v) })
-			cand := m.twoHop(u, 2000)
-			size += len(cand)
-			for _, v := range top {
-				if _, ok := slices.BinarySearch(cand, v); ok {
-					hits++
-				}
+	for _, k := range []int{10, 50} {
+		friends, groups, fs, gs := candidateRecall(m, 500, k)
+		t.Logf("top %d: friends (%s) recall %.4f, %.0f candidates of %d; groups (%s) recall %.4f, %.1f candidates of %d",
+			k, m.scorer, friends, fs, ds.N(), m.groupScorer, groups, gs, len(ds.Groups))
+		if friends < 0.5 || groups < 0.5 {
+			t.Errorf("top %d: recall %.3f (friends), %.3f (groups)", k, friends, groups)
+		}
+	}
+}
+
+// BenchmarkCandidateRecall reports candidateRecall on the real data sets
+// (run with -benchtime 1x; YouTube trains for minutes).
+func BenchmarkCandidateRecall(b *testing.B) {
+	for _, name := range []string{"blogcatalog", "youtube"} {
+		b.Run(name, func(b *testing.B) {
+			root, ok := dataset.DataDir()
+			if !ok {
+				b.Skipf("shared data not found (set %s)", dataset.EnvDataDir)
 			}
-			total += len(top)
-		}
-		recall := float64(hits) / float64(total)
-		t.Logf("%s: two-hop and group candidates hold %.4f of the exact top %d (%d users, %.0f candidates a user of %d)", scorer, recall, k, users, float64(size)/users, ds.N())
-		if recall < 0.5 {
-			t.Errorf("%s: recall %.3f", scorer, recall)
-		}
+			ds, _, err := social.LoadDir(filepath.Join(root, "social", name), social.ImportOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := Train(context.Background(), ds, ds.FullView(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				for _, k := range []int{10, 50} {
+					friends, groups, fs, gs := candidateRecall(m, 500, k)
+					b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
+					b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
+					b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
+					b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
+				}
+				b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
+			}
+		})
 	}
 }
 
@@ -93,7 +128,7 @@ func TestCandidateRankingMatchesExact(t *testing.T) {
 			c := *m
 			c.scorer = scorer
 			for u := range n {
-				cand := c.friendCandidates(u, k, seen)
+				cand := c.friendCandidates(u, k, seen, acc)
 				if len(cand) < min(k, n-1-len(c.friends[u])) {
 					t.Fatalf("%s: user %d has %d candidates, want at least %d", scorer, u, len(cand), k)
 				}
@@ -131,5 +166,170 @@ func TestCandidateRankingMatchesExact(t *testing.T) {
 		if covered[scorer] < 10 {
 			t.Errorf("%s: candidates cover the exact top %d of only %d users", scorer, k, covered[scorer])
 		}
+	}
+}
+
+// A user with a friend of high degree keeps FriendCandidateMax
+// candidates: those tied to it through more or smaller hubs first (a
+// small friend's friends, a small group's members), then the lower tie
+// ranks among the hub's friends; padded to k with the most befriended,
+// the scratch left clear. The model holds only what candidates read.
+func TestFriendCandidatesBounded(t *testing.T) {
+	n := FriendCandidateMax + 500
+	friends := make([][]int, n)
+	link := func(a, b int) {
+		friends[a] = append(friends[a], b)
+		friends[b] = append(friends[b], a)
+	}
+	link(0, 1) // user 0: friends 1 (the hub, everyone's friend) and 2
+	link(0, 2)
+	for v := 2; v < n; v++ {
+		link(1, v)
+	}
+	for v := 3; v <= 12; v++ {
+		link(2, v)
+	}
+	for v := range friends {
+		slices.Sort(friends[v])
+	}
+	groups := make([][]int, n)
+	groups[0], groups[13], groups[14] = []int{0}, []int{0}, []int{0}
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := &Model{relations: relations{friends: friends, groups: groups, members: [][]int{{0, 13, 14}}}, userTie: rng.Perm(n), groupTie: []int{0}}
+	m.candidates = &candidates{popular: byDescending(n, func(u int) int { return len(friends[u]) }, m.userTie)}
+	seen, acc := make([]bool, n), make([]float64, n)
+
+	got := m.friendCandidates(0, 10, seen, acc)
+	if len(got) != FriendCandidateMax {
+		t.Fatalf("%d candidates, want %d", len(got), FriendCandidateMax)
+	}
+	// Everyone from 3 on is two hops away through the hub; 3 to 14 have
+	// more weight, the others the hub's alone: the lowest tie ranks win.
+	var hubOnly []int
+	for v := 15; v < n; v++ {
+		hubOnly = append(hubOnly, v)
+	}
+	slices.SortFunc(hubOnly, func(a, b int) int { return m.userTie[a] - m.userTie[b] })
+	want := append([]int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, hubOnly[:FriendCandidateMax-12]...)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("kept %v..., want %v...", got[:20], want[:20])
+	}
+	if slices.Contains(seen, true) || slices.ContainsFunc(acc, func(x float64) bool { return x != 0 }) {
+		t.Fatal("scratch left dirty")
+	}
+	// Asked for more than the bound: padded with the most befriended.
+	if got := m.friendCandidates(0, FriendCandidateMax+100, seen, acc); len(got) != FriendCandidateMax+100 || slices.ContainsFunc(got, func(v int) bool { return v < 3 }) {
+		t.Errorf("%d padded candidates (or the user or a friend among them), want %d", len(got), FriendCandidateMax+100)
+	}
+}
+
+// localGroups: 30 communities of 8 users, each pair inside friends with
+// probability 0.6, 20 random friendships across; each community has two
+// groups, which each of its users joins with probability 0.5 (at least
+// one): a user's friends and friends of friends reach few of the 60
+// groups.
+func localGroups(t *testing.T) *social.Dataset {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const communities, size = 30, 8
+	n := communities * size
+	seen := map[[2]int]bool{}
+	var edges [][2]int
+	add := func(a, b int) {
+		if e := [2]int{min(a, b), max(a, b)}; a != b && !seen[e] {
+			seen[e] = true
+			edges = append(edges, e)
+		}
+	}
+	var memberships [][2]int
+	for u := range n {
+		c := u / size
+		for v := u + 1; v < (c+1)*size; v++ {
+			if rng.Float64() < 0.6 {
+				add(u, v)
+			}
+		}
+		first := rng.Float64() < 0.5
+		if first {
+			memberships = append(memberships, [2]int{u, 2 * c})
+		}
+		if !first || rng.Float64() < 0.5 {
+			memberships = append(memberships, [2]int{u, 2*c + 1})
+		}
+	}
+	for range 20 {
+		add(rng.IntN(n), rng.IntN(n))
+	}
+	return syntheticGroups(t, n, edges, func(u int) []string { return []string{fmt.Sprint(u % 5)} }, func(int) []string { return nil }, memberships)
+}
+
+// A group's score is the same whichever groups are ranked with it, from
+// whole rows or one member at a time, under every group scorer (the
+// learned one's weights carry its scales); so the ranking of the
+// candidate groups on demand is the exact ranking of every group
+// restricted to them. The candidates are sorted, never the user's own
+// groups, padded to k, and the scratch is left clear.
+func TestGroupCandidateRankingMatchesExact(t *testing.T) {
+	const k = 5
+	m := trainT(t, localGroups(t), Options{Learner: "uniform"}).WithCandidates()
+	if m.groupWeights == nil { // learned not chosen: weights of every sign
+		m.groupWeights = []float64{0.5, 1, -0.3, 0.2, 0.7, 0.4, -0.1}
+	}
+	n, ng := m.ds.N(), len(m.members)
+	seen, acc, gacc := make([]bool, n), make([]float64, n), make([]float64, ng)
+	covered, ranked, size, proper := 0, 0, 0, 0
+	for _, scorer := range GroupScorers {
+		if scorer == GroupRegLaplacian && m.regLap == nil {
+			continue
+		}
+		ranked += n
+		c := *m
+		c.groupScorer = scorer
+		for u := range n {
+			full := make([]float64, ng)
+			c.GroupScores(u, full)
+			gs := c.groupCandidates(u, k, seen, acc)
+			size += len(gs)
+			if len(gs) < ng-len(c.groups[u]) {
+				proper++
+			}
+			if !slices.IsSorted(gs) || len(slices.Compact(slices.Clone(gs))) != len(gs) || len(gs) < min(k, ng-len(c.groups[u])) ||
+				slices.ContainsFunc(gs, func(g int) bool { return contains(c.groups[u], g) }) {
+				t.Fatalf("%s: user %d: candidates %v (groups %v)", scorer, u, gs, c.groups[u])
+			}
+			if slices.Contains(seen, true) || slices.ContainsFunc(acc, func(x float64) bool { return x != 0 }) {
+				t.Fatalf("%s: user %d: scratch left dirty", scorer, u)
+			}
+			for _, rows := range []bool{false, true} {
+				f := make([]float64, n)
+				if rows {
+					c.strength.ScoreAll(u, f)
+				}
+				got := make([]float64, len(gs))
+				c.scoreGroupList(scorer, c.subject(u), gs, rows, f, gacc, got, nil)
+				for i, g := range gs {
+					if math.Abs(got[i]-full[g]) > 1e-9*math.Max(1, math.Abs(full[g])) {
+						t.Fatalf("%s: user %d, rows %v: group %d scores %v, over every group %v", scorer, u, rows, g, got[i], full[g])
+					}
+				}
+				if slices.ContainsFunc(gacc, func(x float64) bool { return x != 0 }) {
+					t.Fatalf("%s: user %d: group scratch left dirty", scorer, u)
+				}
+			}
+			exact, _ := c.rankGroups(u, ng, full)
+			restricted := slices.DeleteFunc(slices.Clone(exact), func(g int) bool { return !slices.Contains(gs, g) })
+			got, _ := c.topGroups(u, k)
+			if !slices.Equal(got, restricted[:min(k, len(restricted))]) {
+				t.Fatalf("%s: user %d: candidate ranking %v, exact restricted %v", scorer, u, got, restricted[:min(k, len(restricted))])
+			}
+			if slices.Equal(got, exact[:min(k, len(exact))]) {
+				covered++
+			}
+		}
+	}
+	t.Logf("%.1f candidate groups a user of %d; the candidate ranking is the exact top %d for %d of %d users x scorers", float64(size)/float64(ranked), ng, k, covered, ranked)
+	if proper < ranked*3/4 {
+		t.Errorf("%d of %d users x scorers have fewer candidate groups than groups: the candidates do not test subsets", proper, ranked)
 	}
 }

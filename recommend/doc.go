@@ -13,7 +13,7 @@
 // groups u is not in, ranked by the group scorer Train chose the same way
 // on memberships it held out (groups.go): s(g, u), the expected number of
 // u's friends among g's members (section 7.4.3 sums f: see
-// groupScoresOf), a friend vote, an Adamic-Adar vote, a regularised
+// groupSignal), a friend vote, an Adamic-Adar vote, a regularised
 // Laplacian vote, or a combination of these and group-side signals whose
 // weights were fitted on the held-out memberships. Every
 // recommendation carries its explanation: the contribution

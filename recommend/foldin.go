@@ -151,7 +151,7 @@ func (fo *Folded) GroupRanking(k int) ([]int, []float64) {
 	m := fo.m
 	score, f := make([]float64, len(m.members)), make([]float64, m.ds.N())
 	copy(f, fo.f)
-	m.scoreGroupsOf(m.groupScorer, fo.who, f, score, nil)
+	m.scoreGroupList(m.groupScorer, fo.who, nil, true, f, nil, score, nil)
 	top := topK(score, m.groupTie, k, func(g int) bool { return contains(fo.who.groups, g) })
 	return top, pick(score, top)
 }

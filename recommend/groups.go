@@ -24,7 +24,7 @@ import (
 const (
 	// GroupMKLR is s(g, u), the expected number of u's friends among g's
 	// members: 1 for a friend, the strength model's prior-corrected
-	// probability for any other member (groupScoresOf's deviation note).
+	// probability for any other member (groupSignal's deviation note).
 	GroupMKLR = mklr.Name
 	// GroupFriendVote counts u's friends among the members.
 	GroupFriendVote = "friend-vote"
@@ -59,53 +59,84 @@ const (
 	sigSize
 )
 
-// groupSignal sets dst (one entry per group) to signal sig of u
-// (groupFeatures' index); f holds f(u, .) for GroupMKLR, else is scratch
-// of length N (it is overwritten; nil: allocated when needed). Each signal
-// is computed for u alone, from u's row of a kernel and the memberships:
-// the combined kernel's row summed over each group's members, and the
-// co-members counted over u's groups' members' groups; only the
-// regularised Laplacian's comes from sums over all users and groups
+// groupSignal sets dst[i] to signal sig (groupFeatures' index) of u and
+// group gs[i], or of u and group i for gs nil (every group). Each signal
+// is computed for u alone and is the same whichever groups are asked
+// for, so ranking candidate groups ranks them as ranking every group
+// does. The sums over a group's members read whole rows when rows is set
+// (f holds f(u, .) for GroupMKLR; it is overwritten, also as scratch for
+// the combined kernel's row) and one entry a member otherwise (f
+// unused; only for a subject whose entries are the model's: rowsFor
+// says which is cheaper). acc has one entry a group, all
+// zero, and is left so (unused for gs nil). Only the regularised
+// Laplacian's signal comes from sums over all users and groups
 // (regLapSums), bounded by RegLaplacianMaxEntries.
-func (m *Model) groupSignal(sig int, u subject, f, dst []float64) {
-	scratch := func() []float64 {
-		if f == nil {
-			f = make([]float64, m.ds.N())
-		}
-		return f
-	}
+func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst []float64) {
 	switch sig {
 	case 0:
-		m.groupScoresOf(u, f, dst)
-	case 1, 2:
-		clear(dst)
-		for _, v := range u.friends {
-			w := 1.0
-			if sig == 2 {
-				w = 1 / math.Log(math.Max(2, float64(len(m.friends[v]))))
+		// s(g, u), the expected number of u's friends among g's members
+		// j != u: 1 for a friend, Strength(u, j) for the others.
+		// DEVIATION: section 7.4.3 sums f itself; with mklr's intercept
+		// (about -2.5) every member adds a negative term and the largest
+		// groups rank last. Summing the uncorrected sigmoid(f), fitted on
+		// balanced pairs, gives every member a sizeable share and ranks big
+		// groups first. The prior-corrected strengths, with friends counted
+		// as friends, rank neither by size (docs/evaluation.md, "The group
+		// score").
+		if rows {
+			for j, x := range f {
+				f[j] = sigmoid(x - m.offset)
 			}
-			for _, g := range m.groups[v] {
-				dst[g] += w
+			for _, j := range u.friends {
+				f[j] = 1
 			}
 		}
-	case 3:
-		u.regLap(dst)
-	case sigCoMembers:
-		clear(dst)
-		for _, h := range u.groups {
-			for _, v := range m.members[h] {
+		m.memberSums(u.index, gs, dst, false, rows, f, func(j int) float64 {
+			if contains(u.friends, j) {
+				return 1
+			}
+			return m.Strength(u.index, j)
+		})
+	case 1, 2:
+		m.spread(gs, acc, dst, func(add func(g int, x float64)) {
+			for _, v := range u.friends {
+				x := 1.0
+				if sig == 2 {
+					x = hubWeight(len(m.friends[v]))
+				}
 				for _, g := range m.groups[v] {
-					dst[g]++
+					add(g, x)
 				}
 			}
+		})
+	case 3:
+		if gs == nil {
+			u.regLap(dst)
+			break
 		}
+		all := make([]float64, len(m.members))
+		u.regLap(all)
+		for i, g := range gs {
+			dst[i] = all[g]
+		}
+	case sigCoMembers:
+		m.spread(gs, acc, dst, func(add func(g int, x float64)) {
+			for _, h := range u.groups {
+				for _, v := range m.members[h] {
+					for _, g := range m.groups[v] {
+						add(g, 1)
+					}
+				}
+			}
+		})
 	case sigKernelMean:
-		row := scratch()
-		u.combined(row)
-		m.sumOverMembers(row, dst, true)
+		if rows {
+			u.combined(f)
+		}
+		m.memberSums(u.index, gs, dst, true, rows, f, func(j int) float64 { return m.combined.At(u.index, j) })
 	case sigSize:
-		for g, mem := range m.members {
-			dst[g] = math.Log1p(float64(len(mem)))
+		for i := range dst {
+			dst[i] = math.Log1p(float64(len(m.members[groupAt(gs, i)])))
 		}
 	}
 }
@@ -119,11 +150,15 @@ type subject struct {
 	// combined sets its row of the combined kernel, regLap (one entry a
 	// group) its regularised-Laplacian signal.
 	combined, regLap func(dst []float64)
+	// own: its kernel entries are the model's, so sums over a group's
+	// members may read them one member at a time; a folded user's are
+	// only in its rows (groupSignal's rows).
+	own bool
 }
 
 // subject returns user u of the model as a subject.
 func (m *Model) subject(u int) subject {
-	return subject{index: u, friends: m.friends[u], groups: m.groups[u],
+	return subject{index: u, friends: m.friends[u], groups: m.groups[u], own: true,
 		combined: func(dst []float64) { m.combined.Row(u, dst) },
 		regLap: func(dst []float64) {
 			if sums := m.regLapSums(); sums != nil {
@@ -132,6 +167,77 @@ func (m *Model) subject(u int) subject {
 				clear(dst) // no regularised Laplacian: its signal is 0
 			}
 		}}
+}
+
+// rowsOf is rowsFor for subject u: always rows for a folded user.
+func (m *Model) rowsOf(u subject, gs []int) bool { return !u.own || m.rowsFor(gs) }
+
+// groupAt is the group of entry i: gs[i], or i for gs nil (every group).
+func groupAt(gs []int, i int) int {
+	if gs == nil {
+		return i
+	}
+	return gs[i]
+}
+
+// spread sets dst to what walk adds up by group, for the groups gs (nil:
+// every group, added up in dst itself; else in acc, all zero and left
+// so, by walking again).
+func (m *Model) spread(gs []int, acc, dst []float64, walk func(add func(g int, x float64))) {
+	if gs == nil {
+		clear(dst)
+		walk(func(g int, x float64) { dst[g] += x })
+		return
+	}
+	walk(func(g int, x float64) { acc[g] += x })
+	for i, g := range gs {
+		dst[i] = acc[g]
+	}
+	walk(func(g int, _ float64) { acc[g] = 0 })
+}
+
+// memberSums sets dst[i] to the sum over gs[i]'s members j != u (groupAt)
+// of row[j] (rows set) or at(j), divided by the group's size when mean
+// is set.
+func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, row []float64, at func(j int) float64) {
+	for i := range dst {
+		members := m.members[groupAt(gs, i)]
+		s := 0.0
+		for _, j := range members {
+			switch {
+			case j == u:
+			case rows:
+				s += row[j]
+			default:
+				s += at(j)
+			}
+		}
+		if mean {
+			s /= float64(max(1, len(members)))
+		}
+		dst[i] = s
+	}
+}
+
+// memberRowShare: the sums over the members of groups read whole rows of
+// every user once the members number more than N/memberRowShare, where
+// one entry a member (from the kernels' factors, and for f over the
+// strength model's imports) costs more than a row's share.
+const memberRowShare = 4
+
+// rowsFor says whether groupSignal should read whole rows for gs (nil:
+// every group).
+func (m *Model) rowsFor(gs []int) bool {
+	if gs == nil {
+		return true
+	}
+	total := 0
+	for _, g := range gs {
+		if total += len(m.members[g]); total > m.ds.N()/memberRowShare {
+			return true
+		}
+	}
+	return false
 }
 
 // regLapSums returns, user-major, the regularised Laplacian applied to
@@ -169,52 +275,18 @@ type regLapGroups struct {
 	sums []float64
 }
 
-// sumOverMembers sets dst[g] to the sum of row over g's members, divided
-// by their number when mean is set.
-func (m *Model) sumOverMembers(row, dst []float64, mean bool) {
-	for g, members := range m.members {
-		s := 0.0
-		for _, v := range members {
-			s += row[v]
-		}
-		if mean {
-			s /= float64(max(1, len(members)))
-		}
-		dst[g] = s
-	}
-}
-
 // groupNeedsStrength says whether the group scorer needs f(u, .).
 func groupNeedsStrength(scorer string) bool { return scorer == GroupMKLR || scorer == GroupLearned }
 
-// features sets x (len(groupFeatures) x m, feature-major) to u's
-// learned-scorer features: each signal divided by its largest magnitude
-// over u's candidate groups (the groups u is not in), so that the weights
-// compare a user's groups, not users; size divided by the largest size.
-// f is as for groupSignal.
-func (m *Model) features(u int, f, x []float64) { m.featuresOf(m.subject(u), f, x) }
-
-// featuresOf is features for any subject.
-func (m *Model) featuresOf(u subject, f, x []float64) {
-	ng := len(m.members)
-	mine := make([]bool, ng)
-	for _, g := range u.groups {
-		mine[g] = true
-	}
+// features sets x (len(groupFeatures) x len(gs), feature-major; gs nil:
+// every group) to the signals of u that GroupLearned weighs, as they are:
+// its weights carry the scales (selectGroupScorer), so a group's score
+// does not depend on the other groups ranked. rows, f and acc are as for
+// groupSignal.
+func (m *Model) features(u subject, gs []int, rows bool, f, acc, x []float64) {
+	c := len(x) / len(groupFeatures)
 	for s := range groupFeatures {
-		row := x[s*ng : (s+1)*ng]
-		m.groupSignal(s, u, f, row)
-		top := 0.0
-		for g, v := range row {
-			if s == sigSize || !mine[g] {
-				top = math.Max(top, math.Abs(v))
-			}
-		}
-		if top > 0 && !math.IsInf(top, 0) {
-			for g := range row {
-				row[g] /= top
-			}
-		}
+		m.groupSignal(s, u, gs, rows, f, acc, x[s*c:(s+1)*c])
 	}
 }
 
@@ -222,25 +294,30 @@ func (m *Model) featuresOf(u subject, f, x []float64) {
 // u; f holds f(u, .) when groupNeedsStrength (it is overwritten), and x
 // is scratch of len(groupFeatures) x m for GroupLearned (nil: allocated).
 func (m *Model) scoreGroups(scorer string, u int, f, dst, x []float64) {
-	m.scoreGroupsOf(scorer, m.subject(u), f, dst, x)
+	m.scoreGroupList(scorer, m.subject(u), nil, true, f, nil, dst, x)
 }
 
-// scoreGroupsOf is scoreGroups for any subject.
-func (m *Model) scoreGroupsOf(scorer string, u subject, f, dst, x []float64) {
+// scoreGroupList sets dst[i] to the named scorer's score of u and group
+// gs[i] (gs nil: every group); rows, f and acc are as for groupSignal,
+// and x is scratch of len(groupFeatures) x len(dst) for GroupLearned
+// (nil: allocated).
+func (m *Model) scoreGroupList(scorer string, u subject, gs []int, rows bool, f, acc, dst, x []float64) {
+	if rows && f == nil {
+		f = make([]float64, m.ds.N())
+	}
 	if scorer != GroupLearned {
-		m.groupSignal(slices.Index(groupFeatures, scorer), u, f, dst)
+		m.groupSignal(slices.Index(groupFeatures, scorer), u, gs, rows, f, acc, dst)
 		return
 	}
-	ng := len(m.members)
-	if x == nil {
-		x = make([]float64, len(groupFeatures)*ng)
+	c := len(dst)
+	if len(x) < len(groupFeatures)*c {
+		x = make([]float64, len(groupFeatures)*c)
 	}
-	m.featuresOf(u, f, x)
+	x = x[:len(groupFeatures)*c]
+	m.features(u, gs, rows, f, acc, x)
 	clear(dst)
 	for s, w := range m.groupWeights {
-		for g, v := range x[s*ng : (s+1)*ng] {
-			dst[g] += w * v
-		}
+		floats.AddScaled(dst, w, x[s*c:(s+1)*c])
 	}
 }
 
@@ -281,9 +358,12 @@ func checkGroupScorer(name string, weights []float64) (string, error) {
 // user's groups is only the differences of w.x among them, and per-user
 // levels need no parameter. x is row-major, d columns, one row a
 // candidate; user i's candidates are rows start[i] to start[i+1]; pos
-// marks the held-out memberships.
-func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([]float64, error) {
-	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) {
+// marks the held-out memberships. offset (nil: none) adds to each row's
+// w.x: ln(1/q) for a row kept with probability q from a sample of a
+// user's groups, which corrects the likelihood for the sampling (a row
+// kept with q = 1/m counts as its m copies).
+func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64, offset []float64) ([]float64, error) {
+	if len(pos) == 0 || len(x) != len(pos)*d || start[len(start)-1] != len(pos) || offset != nil && len(offset) != len(pos) {
 		return nil, fmt.Errorf("%w: %d labels, %d features of %d columns, users ending at %d", learners.ErrInput, len(pos), len(x), d, start[len(start)-1])
 	}
 	w := make([]float64, d)
@@ -299,6 +379,9 @@ func fitListwise(x []float64, pos []bool, start []int, d int, lambda float64) ([
 			lse := math.Inf(-1)
 			for r := start[i]; r < start[i+1]; r++ {
 				z[r] = floats.Dot(w, x[r*d:(r+1)*d])
+				if offset != nil {
+					z[r] += offset[r]
+				}
 				lse = logAddExp(lse, z[r])
 			}
 			for r := start[i]; r < start[i+1]; r++ {
@@ -411,10 +494,13 @@ type GroupValidation struct {
 	SE     float64 `json:"se,omitempty"`
 }
 
-// GroupWeight is one learned weight of GroupLearned.
+// GroupWeight is one learned weight of GroupLearned: Weight multiplies
+// the signal as it is (what is served), Weight x Scale the signal over
+// its scale, as it was fitted (comparable between signals).
 type GroupWeight struct {
 	Feature string  `json:"feature"`
 	Weight  float64 `json:"weight"`
+	Scale   float64 `json:"scale"`
 }
 
 const (
@@ -429,57 +515,109 @@ const (
 	// random halving adds to its numbers.
 	groupRepeats = 5
 	// groupFeatureBytes bounds the validation users' features (every
-	// signal of every group, 8 bytes each, and as much again for the
-	// fit's rows): with many groups fewer users are scored (YouTube's
-	// 30,087 groups: 152 users instead of SelectOptions.MaxUsers).
+	// signal of every group a user ranks, 8 bytes each): with many groups
+	// the users rank their candidate groups instead of every group
+	// (selectGroupScorer).
 	groupFeatureBytes = 256 << 20
 	// fitMaxQuiet is about how many of a user's groups without a signal
 	// besides size and mklr GroupLearned's fit keeps (see pairs in
 	// selectGroupScorer).
 	fitMaxQuiet = 200
+	// fitMaxRows is about how many of a user's groups that are not held
+	// out GroupLearned's fit keeps at most (see pairs in
+	// selectGroupScorer).
+	fitMaxRows = 400
 )
 
 // selectGroupScorer ranks the held-out memberships of the validation
 // model m for their users (at most maxUsers of them) with every group
 // scorer, fits GroupLearned on them, and returns chooseGroupScorer's
-// choice.
+// choice. Each user ranks every group it is not in while maxUsers users'
+// features fit in groupFeatureBytes, else its candidate groups
+// (groupCandidates, as served on demand), users being taken in a seeded
+// order until their features fill it. GroupLearned's signals are divided
+// by fixed scales for the fit (each signal's largest magnitude over a
+// user's groups, averaged over the users; size's over every group), and
+// its served weights are the fitted ones over those scales: a weight on
+// the signal itself, the same for every user and every set of groups.
 func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers int, rng *rand.Rand, report func(done, of int)) (GroupSelection, error) {
 	n, ng, nf := m.ds.N(), len(m.members), len(groupFeatures)
 	relevant := make([][]int, n)
 	for _, e := range held {
 		relevant[e[0]] = append(relevant[e[0]], e[1])
 	}
-	users := validationUsers(relevant, min(maxUsers, max(2, groupFeatureBytes/(8*nf*max(ng, 1)))), rng)
+	users := validationUsers(relevant, maxUsers, rng)
+	budget := groupFeatureBytes / (8 * nf) // feature rows
+	lists := make([][]int, 0, len(users))
+	if len(users)*ng <= budget {
+		for _, u := range users {
+			lists = append(lists, slices.DeleteFunc(m.allGroups(), func(g int) bool { return contains(m.groups[u], g) }))
+		}
+	} else {
+		cm := m.WithCandidates()
+		seen, acc := make([]bool, n), make([]float64, n)
+		rng.Shuffle(len(users), func(i, j int) { users[i], users[j] = users[j], users[i] })
+		for _, u := range users {
+			gs := cm.groupCandidates(u, 0, seen, acc)
+			if budget -= len(gs); budget < 0 && len(lists) >= 2 {
+				break
+			}
+			lists = append(lists, gs)
+		}
+		users = users[:len(lists)]
+	}
+	off := make([]int, len(users)+1) // user i's features at off[i], feature-major
+	for i, gs := range lists {
+		off[i+1] = off[i] + nf*len(gs)
+	}
 	sel := GroupSelection{Memberships: len(held), Users: len(users)}
 	var done atomic.Int64
 	report(0, len(users))
-	x := make([]float64, len(users)*nf*ng) // user i's features at i*nf*ng, feature-major
-	if err := parallel(ctx, len(users), func() []float64 { return make([]float64, n) }, func(f []float64, i int) {
-		m.strength.ScoreAll(users[i], f)
-		m.features(users[i], f, x[i*nf*ng:(i+1)*nf*ng])
+	x := make([]float64, off[len(users)])
+	type scratch struct{ f, acc []float64 }
+	if err := parallel(ctx, len(users), func() scratch { return scratch{make([]float64, n), make([]float64, ng)} }, func(b scratch, i int) {
+		rows := m.rowsFor(lists[i])
+		if rows {
+			m.strength.ScoreAll(users[i], b.f)
+		}
+		m.features(m.subject(users[i]), lists[i], rows, b.f, b.acc, x[off[i]:off[i+1]])
 		report(int(done.Add(1)), len(users))
 	}); err != nil {
 		return sel, err
 	}
-	block := func(i, s int) []float64 { return x[(i*nf+s)*ng : (i*nf+s+1)*ng] }
+	block := func(i, s int) []float64 {
+		c := len(lists[i])
+		return x[off[i]+s*c : off[i]+(s+1)*c]
+	}
+	scale := groupScales(len(users), block, m.members)
+	for i := range users {
+		for s := range nf {
+			floats.Scale(1/scale[s], block(i, s))
+		}
+	}
 	stats := func(i int, score []float64) (ap, p1 float64) {
-		return rankStats(score, m.groupTie, m.groups[users[i]], -1, relevant[users[i]], 1)
+		return listStats(lists[i], score, m.groupTie, relevant[users[i]], ng-len(m.groups[users[i]]))
 	}
 	// pairs returns the (user, candidate group) rows of the users i with
 	// keep(i), whether the group is a held-out membership, and where each
-	// user's rows start. A user's candidates are the groups it is not in
-	// that are held out or have a signal besides size and mklr (a friend,
-	// a co-member, a kernel neighbour among the members), plus every
-	// stride-th of the others (fitMaxQuiet of them or so): with thousands
-	// of groups the quiet ones, which differ only by size, would make
-	// nearly all the rows of each Newton step.
-	pairs := func(keep func(i int) bool) ([]float64, []bool, []int) {
-		var rows []float64
+	// user's rows start. A user's rows are its groups that are held out or
+	// have a signal besides size and mklr (a friend, a co-member, a
+	// kernel neighbour among the members), plus every stride-th of the
+	// others (fitMaxQuiet of them or so): with thousands of groups the
+	// quiet ones, which differ only by size, would make nearly all the
+	// rows of each Newton step. Then at most about fitMaxRows of the
+	// groups not held out are kept, every step-th, so that a user with
+	// thousands of candidate groups costs the fit no more than others.
+	// Each kept row stands for the rows its sampling left out: its offset
+	// is ln(1/q), q its chance of being kept (fitListwise), so the
+	// likelihood is the one over every group, estimated.
+	pairs := func(keep func(i int) bool) ([]float64, []bool, []int, []float64) {
+		var rows, offset []float64
 		var y []bool
 		start := []int{0}
-		quiet := func(i, g int) bool {
+		quiet := func(i, j int) bool {
 			for _, sig := range []int{1, 2, 3, sigCoMembers, sigKernelMean} {
-				if block(i, sig)[g] != 0 {
+				if block(i, sig)[j] != 0 {
 					return false
 				}
 			}
@@ -489,24 +627,40 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			if !keep(i) {
 				continue
 			}
-			stride, seen := max(1, ng/fitMaxQuiet), 0
-			for g := range ng {
-				if contains(m.groups[u], g) {
-					continue
-				}
-				if quiet(i, g) && !slices.Contains(relevant[u], g) {
+			held := func(j int) bool { return slices.Contains(relevant[u], lists[i][j]) }
+			var kept []int
+			copies := make(map[int]float64) // a kept row's 1/q, when not 1
+			stride, seen := max(1, len(lists[i])/fitMaxQuiet), 0
+			for j := range lists[i] {
+				if quiet(i, j) && !held(j) {
 					if seen++; seen%stride != 0 {
 						continue
 					}
+					copies[j] = float64(stride)
 				}
+				kept = append(kept, j)
+			}
+			if others := len(kept) - len(relevant[u]); others > fitMaxRows {
+				step, seen := (others+fitMaxRows-1)/fitMaxRows, 0
+				kept = slices.DeleteFunc(kept, func(j int) bool {
+					if held(j) {
+						return false
+					}
+					seen++
+					copies[j] = float64(step) * max(1, copies[j])
+					return seen%step != 0
+				})
+			}
+			for _, j := range kept {
 				for s := range nf {
-					rows = append(rows, block(i, s)[g])
+					rows = append(rows, block(i, s)[j])
 				}
-				y = append(y, slices.Contains(relevant[u], g))
+				y = append(y, held(j))
+				offset = append(offset, math.Log(max(1, copies[j])))
 			}
 			start = append(start, len(y))
 		}
-		return rows, y, start
+		return rows, y, start, offset
 	}
 	learned := func(w []float64, i int, dst []float64) {
 		clear(dst)
@@ -515,7 +669,6 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 		}
 	}
 	ap, p1 := make([][]float64, len(GroupScorers)), make([][]float64, len(GroupScorers))
-	score := make([]float64, ng)
 	for c, name := range GroupScorers {
 		if name == GroupRegLaplacian && m.regLap == nil || name == GroupLearned && len(users) < 2 {
 			continue
@@ -528,9 +681,10 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 			continue
 		}
 		err := crossFit(len(users), groupRepeats, rng, func(train func(int) bool) ([]float64, error) {
-			rows, pos, start := pairs(train)
-			return fitListwise(rows, pos, start, nf, groupLambda)
+			rows, pos, start, offset := pairs(train)
+			return fitListwise(rows, pos, start, nf, groupLambda, offset)
 		}, func(i int, w []float64) {
+			score := make([]float64, len(lists[i]))
 			learned(w, i, score)
 			a, p := stats(i, score)
 			ap[c][i] += a / groupRepeats
@@ -539,18 +693,83 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 		if err != nil {
 			return sel, err
 		}
-		rows, pos, start := pairs(func(int) bool { return true })
-		w, err := fitListwise(rows, pos, start, nf, groupLambda)
+		rows, pos, start, offset := pairs(func(int) bool { return true })
+		w, err := fitListwise(rows, pos, start, nf, groupLambda, offset)
 		if err != nil {
 			return sel, err
 		}
 		for s, ws := range w {
-			sel.Weights = append(sel.Weights, GroupWeight{groupFeatures[s], ws})
+			sel.Weights = append(sel.Weights, GroupWeight{Feature: groupFeatures[s], Weight: ws / scale[s], Scale: scale[s]})
 		}
 	}
 	best, cands := chooseGroupScorer(ap, p1, slices.Index(GroupScorers, GroupLearned))
 	sel.Scorer, sel.Candidates = GroupScorers[best], cands
 	return sel, nil
+}
+
+// groupScales returns the scale of each signal of the users' features
+// (block(i, s): user i's signal s over its groups): the largest magnitude
+// over a user's groups, averaged over the users; for size, the largest
+// over every group (members). A scale of 0 or not finite is 1.
+func groupScales(users int, block func(i, s int) []float64, members [][]int) []float64 {
+	scale := make([]float64, len(groupFeatures))
+	for s := range scale {
+		if s == sigSize {
+			for _, mem := range members {
+				scale[s] = math.Max(scale[s], math.Log1p(float64(len(mem))))
+			}
+		} else {
+			for i := range users {
+				top := 0.0
+				for _, v := range block(i, s) {
+					top = math.Max(top, math.Abs(v))
+				}
+				scale[s] += top / float64(users)
+			}
+		}
+		if !(scale[s] > 0) || math.IsInf(scale[s], 0) {
+			scale[s] = 1
+		}
+	}
+	return scale
+}
+
+// listStats is rankStats over one user's groups gs (sorted) ranked by
+// score (score[i] is gs[i]'s), ties in tie order, with P@1: a relevant
+// group that is not in gs counts as ranked after them, in the middle of
+// the others of the user's rest groups (rest in all, gs among them),
+// where a ranking over gs padded with other groups puts it on average.
+func listStats(gs []int, score []float64, tie []int, relevant []int, rest int) (ap, p1 float64) {
+	ranks := make([]int, len(relevant))
+	for r, g := range relevant {
+		i, ok := slices.BinarySearch(gs, g)
+		if !ok {
+			ranks[r] = len(gs) + (rest-len(gs))/2
+			continue
+		}
+		for j := range gs {
+			if score[j] > score[i] || score[j] == score[i] && tie[gs[j]] < tie[g] {
+				ranks[r]++
+			}
+		}
+	}
+	slices.Sort(ranks)
+	for i, r := range ranks {
+		ap += float64(i+1) / float64(r+1)
+	}
+	if len(ranks) > 0 && ranks[0] == 0 {
+		p1 = 1
+	}
+	return ap / float64(len(relevant)), p1
+}
+
+// allGroups returns every group's index, in order.
+func (m *Model) allGroups() []int {
+	out := make([]int, len(m.members))
+	for g := range out {
+		out[g] = g
+	}
+	return out
 }
 
 // crossFit cross-fits over n items, repeats times: it halves them at

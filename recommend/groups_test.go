@@ -72,7 +72,7 @@ func TestListwiseFitRecoversWeights(t *testing.T) {
 		}
 		return c
 	})
-	w, err := fitListwise(x, pos, start, d, 1e-6)
+	w, err := fitListwise(x, pos, start, d, 1e-6, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestListwiseFitRecoversWeights(t *testing.T) {
 		}
 		return best
 	})
-	if w, err = fitListwise(x, pos, start, d, groupLambda); err != nil {
+	if w, err = fitListwise(x, pos, start, d, groupLambda, nil); err != nil {
 		t.Fatal(err)
 	}
 	if w[0] < 20 || math.Abs(w[1]) > w[0]/20 || math.Abs(w[2]) > w[0]/20 {
 		t.Errorf("weights %v: feature 0 alone decides", w)
 	}
-	if _, err := fitListwise(x[:d], pos, start, d, 1); !errors.Is(err, learners.ErrInput) {
+	if _, err := fitListwise(x[:d], pos, start, d, 1, nil); !errors.Is(err, learners.ErrInput) {
 		t.Errorf("mismatched sizes: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
 			t.Errorf("%s validation MAP %.3f, learned %.3f: not clearly below", c.Scorer, c.MAP, learned.MAP)
 		}
 	}
-	top := slices.MaxFunc(sel.Weights, func(a, b GroupWeight) int { return int(math.Copysign(1, a.Weight-b.Weight)) })
+	top := slices.MaxFunc(sel.Weights, func(a, b GroupWeight) int { return int(math.Copysign(1, a.Weight*a.Scale-b.Weight*b.Scale)) })
 	if top.Feature != "co-members" || !slices.Equal(m.groupWeights, sel.learnedWeights()) {
 		t.Errorf("weights %+v (served %v): co-members should lead", sel.Weights, m.groupWeights)
 	}
@@ -168,7 +168,7 @@ func TestGroupSelectionPicksTheLearnedCombination(t *testing.T) {
 	for _, u := range []int{0, 77, 159} {
 		f, x, want := make([]float64, ds.N()), make([]float64, len(groupFeatures)*ng), make([]float64, ng)
 		m.ScoreAll(u, f)
-		m.features(u, f, x)
+		m.features(m.subject(u), nil, true, f, nil, x)
 		for s, w := range m.groupWeights {
 			for g := range ng {
 				want[g] += w * x[s*ng+g]
@@ -360,5 +360,58 @@ func TestCrossFit(t *testing.T) {
 		t.Error("scored after a failed fit")
 	}); !errors.Is(err, fail) || calls != 1 {
 		t.Errorf("failing fit: %v after %d calls", err, calls)
+	}
+}
+
+// An offset of ln m on a row fits as m copies of the row: the sampling
+// correction of the group fit is exact for a row standing for m others
+// like it.
+func TestListwiseOffsetCountsCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const users, cands, d = 300, 6, 3
+	var x, xd, offset []float64
+	var pos, posd []bool
+	start, startd := []int{0}, []int{0}
+	for range users {
+		chosen := rng.IntN(cands)
+		for c := range cands {
+			row := []float64{2*rng.Float64() - 1, 2*rng.Float64() - 1, 2*rng.Float64() - 1}
+			if c == chosen {
+				row[0] += 0.8 // so the fit is not flat
+			}
+			m := 1
+			if c != chosen && c%2 == 0 {
+				m = 1 + rng.IntN(4)
+			}
+			x, pos, offset = append(x, row...), append(pos, c == chosen), append(offset, math.Log(float64(m)))
+			for range m {
+				xd, posd = append(xd, row...), append(posd, c == chosen)
+			}
+		}
+		start, startd = append(start, len(pos)), append(startd, len(posd))
+	}
+	got, err := fitListwise(x, pos, start, d, groupLambda, offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fitListwise(xd, posd, startd, d, groupLambda, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := fitListwise(x, pos, start, d, groupLambda, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		if math.Abs(got[j]-want[j]) > 1e-6 {
+			t.Errorf("weights %v with offsets, %v with copies", got, want)
+			break
+		}
+	}
+	if math.Abs(plain[0]-want[0]) < 1e-3 {
+		t.Errorf("without offsets %v, with copies %v: the test does not tell them apart", plain, want)
+	}
+	if _, err := fitListwise(x, pos, start, d, 1, offset[1:]); !errors.Is(err, learners.ErrInput) {
+		t.Errorf("offsets of the wrong length: %v", err)
 	}
 }

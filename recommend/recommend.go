@@ -115,7 +115,8 @@ type GroupRec struct {
 	FriendCount int      `json:"friend_count"`
 	// Scorer is the group scorer that ranked the group and Signals what
 	// it read: the scorer's own signal (Weight 1), or for learned each
-	// signal's weight, normalised value and Part, which add up to Score.
+	// signal's weight (its scale fixed at training folded in), value as it
+	// is and Part, which add up to Score.
 	Scorer  string        `json:"scorer"`
 	Signals []GroupSignal `json:"signals"`
 }
@@ -346,7 +347,8 @@ func (m *Model) groupsAnswer(id string, noData bool, u subject, fRow func([]floa
 
 // groupSignals returns what the group scorer read for each of u's top
 // groups (score: their scores): one signal, the score itself, for a
-// single scorer; learned's weighted features, computed again for u.
+// single scorer; learned's weighted signals, computed again for u and
+// those groups (fRow sets f(u, .)).
 func (m *Model) groupSignals(u subject, fRow func([]float64), top []int, score []float64) [][]GroupSignal {
 	out := make([][]GroupSignal, len(top))
 	if m.groupScorer != GroupLearned {
@@ -355,14 +357,21 @@ func (m *Model) groupSignals(u subject, fRow func([]float64), top []int, score [
 		}
 		return out
 	}
-	ng := len(m.members)
-	b := getBuffers(m.ds.N(), ng)
+	gs := slices.Clone(top)
+	slices.Sort(gs)
+	b := getBuffers(m.ds.N(), len(m.members))
 	defer buffers.Put(b)
-	fRow(b.users)
-	m.featuresOf(u, b.users, b.features)
+	rows := m.rowsOf(u, gs)
+	if rows {
+		fRow(b.users)
+	}
+	c := len(gs)
+	x := b.features[:len(groupFeatures)*c]
+	m.features(u, gs, rows, b.users, b.groupAcc, x)
 	for r, g := range top {
+		i, _ := slices.BinarySearch(gs, g)
 		for s, w := range m.groupWeights {
-			v := b.features[s*ng+g]
+			v := x[s*c+i]
 			out[r] = append(out[r], GroupSignal{Signal: groupFeatures[s], Weight: w, Value: v, Part: w * v})
 		}
 		slices.SortStableFunc(out[r], func(a, b GroupSignal) int { return cmp.Compare(b.Part, a.Part) })
@@ -389,11 +398,11 @@ func (m *Model) topFriends(u, k int) ([]int, []float64) {
 
 // requestBuffers are the scratch of one ranking: rankings on demand reuse
 // them (a ranking of YouTube's groups needs 2 MB), so that requests do not
-// churn the garbage collector. seen and acc are all false and zero between
-// uses (rankCandidates).
+// churn the garbage collector. seen, acc and groupAcc are all false and
+// zero between uses (friendCandidates, groupSignal).
 type requestBuffers struct {
-	users, users2, groups, features, acc []float64
-	seen                                 []bool
+	users, users2, groups, features, acc, groupAcc []float64
+	seen                                           []bool
 }
 
 var buffers sync.Pool
@@ -418,6 +427,7 @@ func getBuffers(n, ng int) *requestBuffers {
 	}
 	b.seen = b.seen[:n]
 	grow(&b.groups, ng)
+	grow(&b.groupAcc, ng)
 	grow(&b.features, len(groupFeatures)*ng)
 	return b
 }
@@ -431,7 +441,8 @@ func (m *Model) rankFriends(u, k int, score, scratch []float64) ([]int, []float6
 	return top, pick(score, top)
 }
 
-// topGroups is topFriends for groups.
+// topGroups is topFriends for groups: ranked now over u's candidate
+// groups only with WithCandidates.
 func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	if m.top != nil && k <= m.top.groups.k {
 		return m.top.groups.row(u, k)
@@ -439,8 +450,18 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	return m.cachedRanking(2*u+1, k, func(k int) ([]int, []float64) {
 		b := getBuffers(m.ds.N(), len(m.members))
 		defer buffers.Put(b)
-		m.groupScores(u, b.groups, b.users, b.features)
-		return m.rankGroups(u, k, b.groups)
+		if m.candidates == nil {
+			m.groupScores(u, b.groups, b.users, b.features)
+			return m.rankGroups(u, k, b.groups)
+		}
+		gs := m.groupCandidates(u, k, b.seen, b.acc)
+		rows := m.rowsFor(gs)
+		if rows && groupNeedsStrength(m.groupScorer) {
+			m.strength.ScoreAll(u, b.users)
+		}
+		score := b.groups[:len(gs)]
+		m.scoreGroupList(m.groupScorer, m.subject(u), gs, rows, b.users, b.groupAcc, score, b.features)
+		return pickTop(gs, score, m.groupTie, k)
 	})
 }
 
@@ -473,34 +494,6 @@ func pick(score []float64, idx []int) []float64 {
 		out[r] = score[i]
 	}
 	return out
-}
-
-// groupScoresOf sets score[g] = s(g, u) (GroupMKLR) from row = f(u, .),
-// which it overwrites: the expected number of u's friends among g's
-// visible members j != u, 1 for a visible friend, Strength(u, j) for the
-// others (score has one entry per group). DEVIATION: section 7.4.3 sums f
-// itself; with mklr's intercept (about -2.5) every member adds a negative
-// term and the largest groups rank last. Summing the uncorrected
-// sigmoid(f), fitted on balanced pairs, gives every member a sizeable share
-// and ranks big groups first. The prior-corrected strengths, with friends
-// counted as friends, rank neither by size (docs/evaluation.md, "The group
-// score").
-func (m *Model) groupScoresOf(u subject, row, score []float64) {
-	for j, f := range row {
-		row[j] = sigmoid(f - m.offset)
-	}
-	for _, j := range u.friends {
-		row[j] = 1
-	}
-	for g, members := range m.members {
-		s := 0.0
-		for _, j := range members {
-			if j != u.index {
-				s += row[j]
-			}
-		}
-		score[g] = s
-	}
 }
 
 // topK returns the k best indices of score not excluded, best first; among

@@ -55,7 +55,8 @@ type SelectOptions struct {
 	// MaxUsers caps the validation users of each task (the ends of the
 	// held-out friendships, the users of the held-out memberships) scored:
 	// a seeded sample (default 2000; for groups also at most what 256 MiB
-	// of features holds, 152 users with YouTube's 30k groups).
+	// of features holds, each user's candidate groups when every group's
+	// would not fit: selectGroupScorer).
 	MaxUsers int `json:"max_users"`
 	// GroupScorer, when set, ranks groups without validating: GroupMKLR
 	// is the thesis' pipeline. "" chooses.

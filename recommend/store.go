@@ -35,7 +35,7 @@ const (
 	partTopFriendScores = "top_friend_scores"
 	partTopGroups       = "top_groups"
 	partTopGroupScores  = "top_group_scores"
-	layoutVersion       = 1
+	layoutVersion       = 2 // 2: GroupLearned's weights multiply the signals as they are
 	checkPairs          = 8 // imports whose scores meta records and Load compares
 	checkTol            = 1e-9
 )

@@ -277,6 +277,40 @@ func TestGroupCandidateRankingMatchesExact(t *testing.T) {
 		m.groupWeights = []float64{0.5, 1, -0.3, 0.2, 0.7, 0.4, -0.1}
 	}
 	n, ng := m.ds.N(), len(m.members)
+	if !m.groupPerUser {
+		t.Fatal("a small network's learned group scorer should scale its signals per user")
+	}
+	// Scaled per user, the learned scorer ranks every group even with
+	// candidates, and each signal but size peaks at magnitude 1 over the
+	// groups a user is not in.
+	pu := *m
+	pu.groupScorer = GroupLearned
+	x := make([]float64, len(groupFeatures)*ng)
+	for u := range n {
+		full := make([]float64, ng)
+		pu.GroupScores(u, full)
+		exact, _ := pu.rankGroups(u, k, full)
+		if got, _ := pu.topGroups(u, k); !slices.Equal(got, exact) {
+			t.Fatalf("per-user scales: user %d: candidate ranking %v, exact %v", u, got, exact)
+		}
+		f := make([]float64, n)
+		pu.strength.ScoreAll(u, f)
+		pu.features(pu.subject(u), nil, true, f, nil, x)
+		for s := range groupFeatures {
+			top := 0.0
+			for g, v := range x[s*ng : (s+1)*ng] {
+				if !contains(pu.groups[u], g) {
+					top = math.Max(top, math.Abs(v))
+				}
+			}
+			if s != sigSize && top != 0 && math.Abs(top-1) > 1e-12 {
+				t.Fatalf("per-user scales: user %d: signal %s peaks at %v", u, groupFeatures[s], top)
+			}
+		}
+	}
+	// The rest is the candidate path, taken by networks whose learned
+	// scorer takes its signals as they are.
+	m.groupPerUser = false
 	seen, acc, gacc := make([]bool, n), make([]float64, n), make([]float64, ng)
 	covered, ranked, size, proper := 0, 0, 0, 0
 	for _, scorer := range GroupScorers {

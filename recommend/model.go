@@ -155,6 +155,9 @@ type Model struct {
 	regLap       kernelmath.KernelMatrix
 	groupScorer  string
 	groupWeights []float64
+	// groupPerUser: GroupLearned's signals are divided by their largest
+	// magnitude over the groups u is not in (GroupSelection.PerUser).
+	groupPerUser bool
 	relations           // the view's
 	noData       []bool // users with no relation and no content at all
 	userTie      []int  // rank among equal scores: seeded permutations
@@ -265,6 +268,7 @@ func Train(ctx context.Context, ds *social.Dataset, view social.View, opts Optio
 	if gsel.Scorer == GroupLearned {
 		m.groupWeights = gsel.learnedWeights()
 	}
+	m.groupPerUser = gsel.PerUser
 	m.scorer, m.stats.Selection = sel.Scorer, sel
 	m.groupScorer, m.stats.GroupSelection = gsel.Scorer, gsel
 	return m, nil

@@ -359,6 +359,9 @@ func (m *Model) groupSignals(u subject, fRow func([]float64), top []int, score [
 	}
 	gs := slices.Clone(top)
 	slices.Sort(gs)
+	if m.groupPerUser { // its signals are scaled over every group
+		gs = m.allGroups()
+	}
 	b := getBuffers(m.ds.N(), len(m.members))
 	defer buffers.Put(b)
 	rows := m.rowsOf(u, gs)
@@ -450,7 +453,7 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	return m.cachedRanking(2*u+1, k, func(k int) ([]int, []float64) {
 		b := getBuffers(m.ds.N(), len(m.members))
 		defer buffers.Put(b)
-		if m.candidates == nil {
+		if m.candidates == nil || m.groupPerUser {
 			m.groupScores(u, b.groups, b.users, b.features)
 			return m.rankGroups(u, k, b.groups)
 		}

@@ -127,6 +127,7 @@ type meta struct {
 	// ranks by mklr.
 	GroupScorer  string    `json:"group_scorer,omitempty"`
 	GroupWeights []float64 `json:"group_weights,omitempty"`
+	GroupPerUser bool      `json:"group_per_user,omitempty"`
 	// Check holds f at the first imports; Load compares the rebuilt
 	// model's scores with them.
 	Check []float64 `json:"check"`
@@ -158,7 +159,7 @@ func (m *Model) encode(plan *shardPlan) (map[string][]byte, error) {
 	st := m.strength.State()
 	md := meta{Layout: layoutVersion, Settings: m.settings, DataVersion: m.DataVersion(), Users: m.ds.N(), Groups: len(m.ds.Groups),
 		Stats: m.stats, Offset: m.offset, Pair: st.Pair, Bias: st.Bias, KernelTerm: st.KernelTerm, Gamma: st.Gamma,
-		Strength: st.Stats, Scorer: m.scorer, GroupScorer: m.groupScorer, GroupWeights: m.groupWeights, Shards: plan, Created: time.Now().UTC()}
+		Strength: st.Stats, Scorer: m.scorer, GroupScorer: m.groupScorer, GroupWeights: m.groupWeights, GroupPerUser: m.groupPerUser, Shards: plan, Created: time.Now().UTC()}
 	for _, p := range st.Imports[:min(len(st.Imports), checkPairs)] {
 		md.Check = append(md.Check, m.Score(p.I, p.J))
 	}
@@ -254,7 +255,7 @@ func Load(ctx context.Context, store cache.Store, name, version string, ds *soci
 	if m.groupScorer, err = checkGroupScorer(md.GroupScorer, md.GroupWeights); err != nil {
 		return nil, fmt.Errorf("%s: part meta: %w", where, err)
 	}
-	m.groupWeights = md.GroupWeights
+	m.groupWeights, m.groupPerUser = md.GroupWeights, md.GroupPerUser
 	if err := m.rebuildKernels(ctx, ds.FullView()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}

@@ -100,23 +100,10 @@ func (f *Follower) Log() *Log { return f.log }
 // Run applies the log until ctx ends, waiting for new entries; a failing
 // Redis is retried, with a growing pause, and logged.
 func (f *Follower) Run(ctx context.Context) error {
-	pause := 50 * time.Millisecond
-	for ctx.Err() == nil {
-		if _, err := f.step(ctx, f.o.Block); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			f.o.Log.Warn("applying the corpus log", "err", err, "retry_in", pause)
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 2*time.Second)
-			continue
-		}
-		pause = 50 * time.Millisecond
-		f.maybeSnapshot(ctx)
-	}
+	changelog.Follow(ctx, f.o.Log, "corpus", func(ctx context.Context) error {
+		_, err := f.step(ctx, f.o.Block)
+		return err
+	}, f.maybeSnapshot)
 	return nil
 }
 

@@ -156,23 +156,10 @@ func (rl *redisLog) catchUp(ctx context.Context, s *Store) error {
 // run applies the log until ctx ends, retrying a failing Redis with a
 // growing pause, and writes snapshots.
 func (rl *redisLog) run(ctx context.Context, s *Store) {
-	pause := 50 * time.Millisecond
-	for ctx.Err() == nil {
-		if _, err := rl.step(ctx, s, s.o.Block); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			s.o.Log.Warn("applying the social log", "err", err, "retry_in", pause)
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 2*time.Second)
-			continue
-		}
-		pause = 50 * time.Millisecond
-		rl.maybeSnapshot(ctx, s)
-	}
+	changelog.Follow(ctx, s.o.Log, "social", func(ctx context.Context) error {
+		_, err := rl.step(ctx, s, s.o.Block)
+		return err
+	}, func(ctx context.Context) { rl.maybeSnapshot(ctx, s) })
 }
 
 // step applies the entries after the applied position, waiting up to

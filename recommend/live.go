@@ -63,40 +63,13 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 // filled in order, so that a change applied costs two passes and few
 // allocations.
 func datasetRelations(ds *social.Dataset) relations {
-	adj := func(n int, pairs [][2]int, both bool) [][]int {
-		count := make([]int, n+1)
-		for _, p := range pairs {
-			count[p[0]+1]++
-			if both {
-				count[p[1]+1]++
-			}
-		}
-		for i := range n {
-			count[i+1] += count[i]
-		}
-		flat, next := make([]int, count[n]), slices.Clone(count[:n])
-		put := func(u, v int) { flat[next[u]] = v; next[u]++ }
-		if both { // the lower ends before the higher: sorted, as pairs are (i < j) in order
-			for _, p := range pairs {
-				put(p[1], p[0])
-			}
-		}
-		for _, p := range pairs {
-			put(p[0], p[1])
-		}
-		out := make([][]int, n)
-		for u := range out {
-			out[u] = flat[count[u]:count[u+1]:count[u+1]]
-		}
-		return out
-	}
-	r := relations{friends: adj(ds.N(), ds.Friends, true), groups: adj(ds.N(), ds.Memberships, false)}
+	r := relations{friends: social.Adjacency(ds.N(), ds.Friends, true), groups: social.Adjacency(ds.N(), ds.Memberships, false)}
 	inverse := make([][2]int, len(ds.Memberships))
 	for i, m := range ds.Memberships {
 		inverse[i] = [2]int{m[1], m[0]}
 	}
 	slices.SortFunc(inverse, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
-	r.members = adj(len(ds.Groups), inverse, false)
+	r.members = social.Adjacency(len(ds.Groups), inverse, false)
 	return r
 }
 

@@ -61,12 +61,19 @@ func (ds *Dataset) Update(c Change) (*Dataset, error) {
 	// keeps them sorted); those of the changed users are looked up and
 	// merged in.
 	var friends, members [][2]int
+	// The changed users (new indices) with their friends and groups.
+	type relationsOf struct {
+		user            int
+		friends, groups []int
+	}
+	var rels []relationsOf
 	for _, id := range c.Users {
 		u, ok := c.After.User(id)
 		if !ok {
 			continue
 		}
 		i := next.userIndex[u.ID]
+		rel := relationsOf{user: i}
 		for f := range c.After.Friends(id) {
 			j, err := idx(f)
 			if err != nil {
@@ -76,6 +83,7 @@ func (ds *Dataset) Update(c Change) (*Dataset, error) {
 				return nil, fmt.Errorf("social: update: user %q is its own friend", id)
 			}
 			friends = append(friends, [2]int{min(i, j), max(i, j)})
+			rel.friends = append(rel.friends, j)
 		}
 		for g := range c.After.Groups(id) {
 			k, ok := next.groupIndex[g]
@@ -83,15 +91,38 @@ func (ds *Dataset) Update(c Change) (*Dataset, error) {
 				return nil, fmt.Errorf("social: update: unknown group %q", g)
 			}
 			members = append(members, [2]int{i, k})
+			rel.groups = append(rel.groups, k)
 		}
+		rels = append(rels, rel)
 	}
 	keep := func(p [2]int) bool { return !changed[p[0]] && !changed[p[1]] }
 	next.Friends = mergePairs(renumber(ds.Friends, keep, userAt, userAt), friends)
 	keepMember := func(p [2]int) bool { return !changed[p[0]] }
 	next.Memberships = mergePairs(renumber(ds.Memberships, keepMember, userAt, groupAt), members)
+	if next.Comments, err = next.updateComments(ds, c, userAt, idx); err != nil {
+		return nil, err
+	}
 
-	next.Comments, err = next.updateComments(ds, c, userAt, idx)
-	return next, err
+	// The hashes of Version: the others' stay, as they hash ids.
+	if len(ds.userHashes) != len(ds.Users) {
+		return next, nil
+	}
+	next.userHashes = slices.Clone(ds.userHashes)
+	if userAt != nil {
+		next.userHashes = make([]userHash, len(next.Users))
+		for i, h := range ds.userHashes {
+			if userAt[i] >= 0 {
+				next.userHashes[userAt[i]] = h
+			}
+		}
+	}
+	e := versionEncoder{}
+	for _, r := range rels {
+		slices.Sort(r.friends)
+		slices.Sort(r.groups)
+		next.userHashes[r.user] = next.hashUser(&e, r.user, slices.Compact(r.friends), slices.Compact(r.groups))
+	}
+	return next, nil
 }
 
 // updateUsers sets next's users from ds's and c, and returns the new index

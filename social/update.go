@@ -20,6 +20,10 @@ type Change struct {
 	Groups []string
 	// Comments are the (author, owner) pairs whose count was set.
 	Comments [][2]string
+	// Friends and Memberships say whether any friendship or membership
+	// came or went; when not, those of the changed users are not looked
+	// up again.
+	Friends, Memberships bool
 	// After gives the records after the change.
 	After Lookup
 }
@@ -95,10 +99,19 @@ func (ds *Dataset) Update(c Change) (*Dataset, error) {
 		}
 		rels = append(rels, rel)
 	}
-	keep := func(p [2]int) bool { return !changed[p[0]] && !changed[p[1]] }
-	next.Friends = mergePairs(renumber(ds.Friends, keep, userAt, userAt), friends)
-	keepMember := func(p [2]int) bool { return !changed[p[0]] }
-	next.Memberships = mergePairs(renumber(ds.Memberships, keepMember, userAt, groupAt), members)
+	var keepFriend, keepMember func([2]int) bool // nil: all
+	if c.Friends {
+		keepFriend = func(p [2]int) bool { return !changed[p[0]] && !changed[p[1]] }
+	} else {
+		friends = nil // the same as before
+	}
+	if c.Memberships {
+		keepMember = func(p [2]int) bool { return !changed[p[0]] }
+	} else {
+		members = nil
+	}
+	next.Friends = updatePairs(ds.Friends, keepFriend, userAt, userAt, friends)
+	next.Memberships = updatePairs(ds.Memberships, keepMember, userAt, groupAt, members)
 	if next.Comments, err = next.updateComments(ds, c, userAt, idx); err != nil {
 		return nil, err
 	}
@@ -255,12 +268,19 @@ func (next *Dataset) updateComments(ds *Dataset, c Change, userAt []int, idx fun
 	return out, nil
 }
 
-// renumber returns the pairs kept, with their indices mapped by at0 and
-// at1 (nil: unchanged). Pairs whose index maps to -1 are dropped.
-func renumber(pairs [][2]int, keep func([2]int) bool, at0, at1 []int) [][2]int {
-	out := make([][2]int, 0, len(pairs))
+// updatePairs returns the pairs that keep accepts, their ends mapped by
+// at0 and at1 (nil: unchanged; -1: dropped), merged with fresh (any order,
+// repeats allowed): sorted and unique, in one pass. The pairs are returned
+// as they are when nothing changes them.
+func updatePairs(pairs [][2]int, keep func([2]int) bool, at0, at1 []int, fresh [][2]int) [][2]int {
+	if keep == nil && at0 == nil && at1 == nil && len(fresh) == 0 {
+		return pairs
+	}
+	slices.SortFunc(fresh, comparePairs)
+	fresh = slices.Compact(fresh)
+	out := make([][2]int, 0, len(pairs)+len(fresh))
 	for _, p := range pairs {
-		if !keep(p) {
+		if keep != nil && !keep(p) {
 			continue
 		}
 		if at0 != nil {
@@ -269,33 +289,16 @@ func renumber(pairs [][2]int, keep func([2]int) bool, at0, at1 []int) [][2]int {
 		if at1 != nil {
 			p[1] = at1[p[1]]
 		}
-		if p[0] >= 0 && p[1] >= 0 {
-			out = append(out, p)
+		if p[0] < 0 || p[1] < 0 {
+			continue
 		}
-	}
-	return out
-}
-
-// mergePairs merges the sorted pairs a with the pairs b (any order,
-// repeats allowed) into sorted, unique pairs, reusing a's array when it
-// can.
-func mergePairs(a, b [][2]int) [][2]int {
-	if len(b) == 0 {
-		return a
-	}
-	slices.SortFunc(b, comparePairs)
-	b = slices.Compact(b)
-	out := make([][2]int, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		switch c := comparePairs(a[0], b[0]); {
-		case c < 0:
-			out, a = append(out, a[0]), a[1:]
-		case c > 0:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out, a, b = append(out, a[0]), a[1:], b[1:]
+		for len(fresh) > 0 && comparePairs(fresh[0], p) < 0 {
+			out, fresh = append(out, fresh[0]), fresh[1:]
 		}
+		if len(fresh) > 0 && fresh[0] == p {
+			fresh = fresh[1:]
+		}
+		out = append(out, p)
 	}
-	out = append(out, a...)
-	return append(out, b...)
+	return append(out, fresh...)
 }

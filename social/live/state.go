@@ -35,6 +35,8 @@ type pending struct {
 	users    set
 	groups   set
 	comments map[[2]string]struct{}
+	// friends and members: whether a friendship or membership changed.
+	friends, members bool
 }
 
 func newState() *state {
@@ -97,6 +99,7 @@ func (a *applier) op(op Op) error {
 			return notFound("%q and %q are not friends", op.User, op.Friend)
 		}
 		if are != (op.Op == PutFriend) {
+			st.pending.friends = true
 			a.link(st.friends, op.User, op.Friend, op.Op == PutFriend)
 			a.link(st.friends, op.Friend, op.User, op.Op == PutFriend)
 			a.changed[op.User], a.changed[op.Friend] = struct{}{}, struct{}{}
@@ -113,6 +116,7 @@ func (a *applier) op(op Op) error {
 			return notFound("user %q is not in group %q", op.User, op.Group)
 		}
 		if is != (op.Op == PutMember) {
+			st.pending.members = true
 			a.declare(op.Group)
 			a.link(st.groupsOf, op.User, op.Group, op.Op == PutMember)
 			a.link(st.members, op.Group, op.User, op.Op == PutMember)
@@ -122,6 +126,7 @@ func (a *applier) op(op Op) error {
 	case declareGroup:
 		a.declare(op.Group)
 	case dropGroup:
+		st.pending.members = true
 		a.touchGroup(op.Group)
 		for u := range st.members[op.Group] {
 			a.link(st.groupsOf, u, op.Group, false)
@@ -182,6 +187,7 @@ func (a *applier) putUser(u social.User) error {
 func (a *applier) deleteUser(id string) {
 	st := a.st
 	a.changed[id] = struct{}{}
+	st.pending.friends, st.pending.members = true, true
 	for f := range st.friends[id] {
 		a.link(st.friends, f, id, false)
 		a.link(st.friends, id, f, false)
@@ -358,7 +364,8 @@ func (st *state) next(prev *social.Dataset) (*social.Dataset, error) {
 		ds, err = st.dataset()
 	} else {
 		ds, err = prev.Update(social.Change{Format: st.format, Users: slices.Collect(maps.Keys(p.users)),
-			Groups: slices.Collect(maps.Keys(p.groups)), Comments: slices.Collect(maps.Keys(p.comments)), After: st})
+			Groups: slices.Collect(maps.Keys(p.groups)), Comments: slices.Collect(maps.Keys(p.comments)),
+			Friends: p.friends, Memberships: p.members, After: st})
 	}
 	if err == nil {
 		st.pending = pending{}

@@ -36,7 +36,11 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 		return err
 	}
 	s.applyMu.Lock()
-	nd := &data{ds: ds, all: datasetRelations(ds)}
+	nd := &data{ds: ds}
+	var ok bool
+	if nd.all, ok = relationsAfter(s.data.Load(), ds, changed); !ok {
+		nd.all = datasetRelations(ds)
+	}
 	s.mu.Lock()
 	slots := slices.Collect(maps.Values(s.slots))
 	s.mu.Unlock()
@@ -71,6 +75,68 @@ func datasetRelations(ds *social.Dataset) relations {
 	slices.SortFunc(inverse, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
 	r.members = social.Adjacency(len(ds.Groups), inverse, false)
 	return r
+}
+
+// relationsAfter derives the relations of ds from those of prev, the data
+// before a change of the users changed: the lists of the users changed
+// are gathered in one read of ds's pairs, the others shared. It returns
+// false when the change moved indices (users or groups came or went).
+func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations, bool) {
+	if prev == nil || prev.ds.N() != ds.N() || !slices.Equal(prev.ds.Groups, ds.Groups) {
+		return relations{}, false
+	}
+	is := make([]bool, ds.N())
+	users := make([]int, 0, len(changed))
+	for _, id := range changed {
+		i, ok := ds.UserIndex(id)
+		if j, had := prev.ds.UserIndex(id); !ok || !had || i != j {
+			return relations{}, false
+		}
+		if !is[i] {
+			is[i] = true
+			users = append(users, i)
+		}
+	}
+	old := prev.all
+	r := relations{friends: slices.Clone(old.friends), groups: slices.Clone(old.groups), members: slices.Clone(old.members)}
+	groups := map[int]bool{} // whose members change
+	for _, i := range users {
+		r.friends[i], r.groups[i] = nil, nil
+		for _, g := range old.groups[i] {
+			groups[g] = true
+		}
+	}
+	// Pairs (i < j) sorted: a user's lower friends come before its higher.
+	for _, p := range ds.Friends {
+		if is[p[0]] {
+			r.friends[p[0]] = append(r.friends[p[0]], p[1])
+		}
+		if is[p[1]] {
+			r.friends[p[1]] = append(r.friends[p[1]], p[0])
+		}
+	}
+	for _, m := range ds.Memberships {
+		if is[m[0]] {
+			r.groups[m[0]] = append(r.groups[m[0]], m[1])
+			groups[m[1]] = true
+		}
+	}
+	for g := range groups {
+		var members []int
+		for _, u := range old.members[g] {
+			if !is[u] {
+				members = append(members, u)
+			}
+		}
+		for _, u := range users {
+			if _, in := slices.BinarySearch(r.groups[u], g); in {
+				members = append(members, u)
+			}
+		}
+		slices.Sort(members)
+		r.members[g] = members
+	}
+	return r, true
 }
 
 // setView computes the live view of a model about to be served.

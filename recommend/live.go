@@ -79,10 +79,11 @@ func datasetRelations(ds *social.Dataset) relations {
 
 // relationsAfter derives the relations of ds from those of prev, the data
 // before a change of the users changed: the lists of the users changed
-// are gathered in one read of ds's pairs, the others shared. It returns
-// false when the change moved indices (users or groups came or went).
+// are gathered in one read of ds's pairs, the others shared (their groups
+// renumbered when groups came or went). It returns false when users came
+// or went.
 func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations, bool) {
-	if prev == nil || prev.ds.N() != ds.N() || !slices.Equal(prev.ds.Groups, ds.Groups) {
+	if prev == nil || prev.ds.N() != ds.N() {
 		return relations{}, false
 	}
 	is := make([]bool, ds.N())
@@ -99,11 +100,16 @@ func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations
 	}
 	old := prev.all
 	r := relations{friends: slices.Clone(old.friends), groups: slices.Clone(old.groups), members: slices.Clone(old.members)}
+	if !slices.Equal(prev.ds.Groups, ds.Groups) && !renumberGroups(&r, old, prev.ds, ds, is) {
+		return relations{}, false
+	}
 	groups := map[int]bool{} // whose members change
 	for _, i := range users {
 		r.friends[i], r.groups[i] = nil, nil
 		for _, g := range old.groups[i] {
-			groups[g] = true
+			if k, ok := ds.GroupIndex(prev.ds.Groups[g]); ok {
+				groups[k] = true
+			}
 		}
 	}
 	// Pairs (i < j) sorted: a user's lower friends come before its higher.
@@ -123,7 +129,7 @@ func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations
 	}
 	for g := range groups {
 		var members []int
-		for _, u := range old.members[g] {
+		for _, u := range r.members[g] {
 			if !is[u] {
 				members = append(members, u)
 			}
@@ -137,6 +143,35 @@ func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations
 		r.members[g] = members
 	}
 	return r, true
+}
+
+// renumberGroups maps the group indices of old, the relations of prev,
+// to those of ds in r, for the users not changed (the others' lists are
+// made anew): false when one of them is in a group gone.
+func renumberGroups(r *relations, old relations, prev, ds *social.Dataset, changed []bool) bool {
+	at := make([]int, len(prev.Groups))
+	r.members = make([][]int, len(ds.Groups))
+	for k, g := range prev.Groups {
+		at[k] = -1
+		if n, ok := ds.GroupIndex(g); ok {
+			at[k], r.members[n] = n, old.members[k]
+		}
+	}
+	flat := make([]int, 0, len(ds.Memberships))
+	for u, gs := range old.groups {
+		if changed[u] {
+			continue
+		}
+		start := len(flat)
+		for _, g := range gs {
+			if at[g] < 0 {
+				return false
+			}
+			flat = append(flat, at[g]) // increasing: the list stays sorted
+		}
+		r.groups[u] = flat[start:len(flat):len(flat)]
+	}
+	return true
 }
 
 // setView computes the live view of a model about to be served.

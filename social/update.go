@@ -120,8 +120,9 @@ func (ds *Dataset) Update(c Change) (*Dataset, error) {
 	if len(ds.userHashes) != len(ds.Users) {
 		return next, nil
 	}
-	next.userHashes = slices.Clone(ds.userHashes)
-	if userAt != nil {
+	if userAt == nil {
+		next.userHashes = slices.Clone(ds.userHashes)
+	} else {
 		next.userHashes = make([]userHash, len(next.Users))
 		for i, h := range ds.userHashes {
 			if userAt[i] >= 0 {

@@ -36,7 +36,11 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 		return err
 	}
 	s.applyMu.Lock()
-	nd := &data{ds: ds, all: datasetRelations(ds)}
+	nd := &data{ds: ds}
+	var ok bool
+	if nd.all, ok = relationsAfter(s.data.Load(), ds, changed); !ok {
+		nd.all = datasetRelations(ds)
+	}
 	s.mu.Lock()
 	slots := slices.Collect(maps.Values(s.slots))
 	s.mu.Unlock()
@@ -63,41 +67,111 @@ func (s *Service) Apply(ctx context.Context, ds *social.Dataset, changed []strin
 // filled in order, so that a change applied costs two passes and few
 // allocations.
 func datasetRelations(ds *social.Dataset) relations {
-	adj := func(n int, pairs [][2]int, both bool) [][]int {
-		count := make([]int, n+1)
-		for _, p := range pairs {
-			count[p[0]+1]++
-			if both {
-				count[p[1]+1]++
-			}
-		}
-		for i := range n {
-			count[i+1] += count[i]
-		}
-		flat, next := make([]int, count[n]), slices.Clone(count[:n])
-		put := func(u, v int) { flat[next[u]] = v; next[u]++ }
-		if both { // the lower ends before the higher: sorted, as pairs are (i < j) in order
-			for _, p := range pairs {
-				put(p[1], p[0])
-			}
-		}
-		for _, p := range pairs {
-			put(p[0], p[1])
-		}
-		out := make([][]int, n)
-		for u := range out {
-			out[u] = flat[count[u]:count[u+1]:count[u+1]]
-		}
-		return out
-	}
-	r := relations{friends: adj(ds.N(), ds.Friends, true), groups: adj(ds.N(), ds.Memberships, false)}
+	r := relations{friends: social.Adjacency(ds.N(), ds.Friends, true), groups: social.Adjacency(ds.N(), ds.Memberships, false)}
 	inverse := make([][2]int, len(ds.Memberships))
 	for i, m := range ds.Memberships {
 		inverse[i] = [2]int{m[1], m[0]}
 	}
 	slices.SortFunc(inverse, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
-	r.members = adj(len(ds.Groups), inverse, false)
+	r.members = social.Adjacency(len(ds.Groups), inverse, false)
 	return r
+}
+
+// relationsAfter derives the relations of ds from those of prev, the data
+// before a change of the users changed: the lists of the users changed
+// are gathered in one read of ds's pairs, the others shared (their groups
+// renumbered when groups came or went). It returns false when users came
+// or went.
+func relationsAfter(prev *data, ds *social.Dataset, changed []string) (relations, bool) {
+	if prev == nil || prev.ds.N() != ds.N() {
+		return relations{}, false
+	}
+	is := make([]bool, ds.N())
+	users := make([]int, 0, len(changed))
+	for _, id := range changed {
+		i, ok := ds.UserIndex(id)
+		if j, had := prev.ds.UserIndex(id); !ok || !had || i != j {
+			return relations{}, false
+		}
+		if !is[i] {
+			is[i] = true
+			users = append(users, i)
+		}
+	}
+	old := prev.all
+	r := relations{friends: slices.Clone(old.friends), groups: slices.Clone(old.groups), members: slices.Clone(old.members)}
+	if !slices.Equal(prev.ds.Groups, ds.Groups) && !renumberGroups(&r, old, prev.ds, ds, is) {
+		return relations{}, false
+	}
+	groups := map[int]bool{} // whose members change
+	for _, i := range users {
+		r.friends[i], r.groups[i] = nil, nil
+		for _, g := range old.groups[i] {
+			if k, ok := ds.GroupIndex(prev.ds.Groups[g]); ok {
+				groups[k] = true
+			}
+		}
+	}
+	// Pairs (i < j) sorted: a user's lower friends come before its higher.
+	for _, p := range ds.Friends {
+		if is[p[0]] {
+			r.friends[p[0]] = append(r.friends[p[0]], p[1])
+		}
+		if is[p[1]] {
+			r.friends[p[1]] = append(r.friends[p[1]], p[0])
+		}
+	}
+	for _, m := range ds.Memberships {
+		if is[m[0]] {
+			r.groups[m[0]] = append(r.groups[m[0]], m[1])
+			groups[m[1]] = true
+		}
+	}
+	for g := range groups {
+		var members []int
+		for _, u := range r.members[g] {
+			if !is[u] {
+				members = append(members, u)
+			}
+		}
+		for _, u := range users {
+			if _, in := slices.BinarySearch(r.groups[u], g); in {
+				members = append(members, u)
+			}
+		}
+		slices.Sort(members)
+		r.members[g] = members
+	}
+	return r, true
+}
+
+// renumberGroups maps the group indices of old, the relations of prev,
+// to those of ds in r, for the users not changed (the others' lists are
+// made anew): false when one of them is in a group gone.
+func renumberGroups(r *relations, old relations, prev, ds *social.Dataset, changed []bool) bool {
+	at := make([]int, len(prev.Groups))
+	r.members = make([][]int, len(ds.Groups))
+	for k, g := range prev.Groups {
+		at[k] = -1
+		if n, ok := ds.GroupIndex(g); ok {
+			at[k], r.members[n] = n, old.members[k]
+		}
+	}
+	flat := make([]int, 0, len(ds.Memberships))
+	for u, gs := range old.groups {
+		if changed[u] {
+			continue
+		}
+		start := len(flat)
+		for _, g := range gs {
+			if at[g] < 0 {
+				return false
+			}
+			flat = append(flat, at[g]) // increasing: the list stays sorted
+		}
+		r.groups[u] = flat[start:len(flat):len(flat)]
+	}
+	return true
 }
 
 // setView computes the live view of a model about to be served.

@@ -26,7 +26,8 @@ type CommentByID struct {
 }
 
 // Build returns the data set of r: users sorted by id in natural order,
-// relations as sorted index pairs. The users are r's (not copied). Unknown
+// relations as sorted index pairs. The users are r's (not copied), and the
+// data set must not be changed: it keeps the hashes of its version. Unknown
 // ids, repeated users, self-loops and non-positive comment counts are
 // errors.
 func Build(r Records) (*Dataset, error) {
@@ -98,5 +99,6 @@ func Build(r Records) (*Dataset, error) {
 	}
 	ds := b.finish()
 	ds.Friends = friends
+	ds.userHashes = ds.hashUsers()
 	return ds, nil
 }

@@ -29,6 +29,9 @@ type Dataset struct {
 
 	userIndex  map[string]int
 	groupIndex map[string]int
+	// userHashes are the users' hashes of Version, kept by the data sets
+	// of Build and Update, which are not changed after; nil elsewhere.
+	userHashes []userHash
 }
 
 // User is one user.

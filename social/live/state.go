@@ -1,6 +1,7 @@
 package live
 
 import (
+	"iter"
 	"maps"
 	"slices"
 
@@ -24,11 +25,23 @@ type state struct {
 	// of photos with one: a function of the users alone, so every replica
 	// accepts and refuses the same photos.
 	dim, visual int
+	pending     pending
+}
+
+// pending is what changed since the last data set was made: a superset
+// will do (a change undone is looked up again, as it was).
+type pending struct {
+	whole    bool // the state is new: no data set of it was made
+	users    set
+	groups   set
+	comments map[[2]string]struct{}
+	// friends and members: whether a friendship or membership changed.
+	friends, members bool
 }
 
 func newState() *state {
 	return &state{users: map[string]*social.User{}, friends: map[string]set{}, members: map[string]set{},
-		groupsOf: map[string]set{}, comments: map[[2]string]int{}}
+		groupsOf: map[string]set{}, comments: map[[2]string]int{}, pending: pending{whole: true}}
 }
 
 // applier applies the operations of one entry to a state, keeping what
@@ -55,6 +68,7 @@ func (st *state) apply(ops []Op) (changed []string, undo func(), err error) {
 			return nil, nil, &OpError{Item: i, Op: op.Op, Err: err}
 		}
 	}
+	st.pending.users = addAll(st.pending.users, a.changed)
 	return slices.Sorted(maps.Keys(a.changed)), undo, nil
 }
 
@@ -85,6 +99,7 @@ func (a *applier) op(op Op) error {
 			return notFound("%q and %q are not friends", op.User, op.Friend)
 		}
 		if are != (op.Op == PutFriend) {
+			st.pending.friends = true
 			a.link(st.friends, op.User, op.Friend, op.Op == PutFriend)
 			a.link(st.friends, op.Friend, op.User, op.Op == PutFriend)
 			a.changed[op.User], a.changed[op.Friend] = struct{}{}, struct{}{}
@@ -101,14 +116,18 @@ func (a *applier) op(op Op) error {
 			return notFound("user %q is not in group %q", op.User, op.Group)
 		}
 		if is != (op.Op == PutMember) {
+			st.pending.members = true
 			a.declare(op.Group)
 			a.link(st.groupsOf, op.User, op.Group, op.Op == PutMember)
 			a.link(st.members, op.Group, op.User, op.Op == PutMember)
+			a.touchGroup(op.Group) // a group goes with its last member
 			a.changed[op.User] = struct{}{}
 		}
 	case declareGroup:
 		a.declare(op.Group)
 	case dropGroup:
+		st.pending.members = true
+		a.touchGroup(op.Group)
 		for u := range st.members[op.Group] {
 			a.link(st.groupsOf, u, op.Group, false)
 			a.changed[u] = struct{}{}
@@ -168,6 +187,7 @@ func (a *applier) putUser(u social.User) error {
 func (a *applier) deleteUser(id string) {
 	st := a.st
 	a.changed[id] = struct{}{}
+	st.pending.friends, st.pending.members = true, true
 	for f := range st.friends[id] {
 		a.link(st.friends, f, id, false)
 		a.link(st.friends, id, f, false)
@@ -175,6 +195,7 @@ func (a *applier) deleteUser(id string) {
 	}
 	for g := range st.groupsOf[id] {
 		a.link(st.members, g, id, false)
+		a.touchGroup(g)
 		a.link(st.groupsOf, id, g, false)
 	}
 	for k := range st.comments {
@@ -258,12 +279,26 @@ func (a *applier) declare(g string) {
 		return
 	}
 	st.members[g] = set{}
+	a.touchGroup(g)
 	a.undo = append(a.undo, func() { delete(st.members, g) })
+}
+
+// touchGroup records that group g may have come or gone.
+func (a *applier) touchGroup(g string) {
+	p := &a.st.pending
+	if p.groups == nil {
+		p.groups = set{}
+	}
+	p.groups[g] = struct{}{}
 }
 
 func (a *applier) setComments(k [2]string, n int) {
 	st := a.st
 	old, had := st.comments[k]
+	if st.pending.comments == nil {
+		st.pending.comments = map[[2]string]struct{}{}
+	}
+	st.pending.comments[k] = struct{}{}
 	if n == 0 {
 		delete(st.comments, k)
 	} else {
@@ -316,6 +351,55 @@ func (st *state) records() social.Records {
 // dataset builds the data set of the state.
 func (st *state) dataset() (*social.Dataset, error) {
 	return social.Build(st.records())
+}
+
+// next makes the data set of the state from prev, the one made last, by
+// the changes pending since: in time proportional to them rather than to
+// the data, unless they touch a large part of it (an import).
+func (st *state) next(prev *social.Dataset) (*social.Dataset, error) {
+	p := st.pending
+	var ds *social.Dataset
+	var err error
+	if prev == nil || p.whole || 4*len(p.users) > len(st.users) {
+		ds, err = st.dataset()
+	} else {
+		ds, err = prev.Update(social.Change{Format: st.format, Users: slices.Collect(maps.Keys(p.users)),
+			Groups: slices.Collect(maps.Keys(p.groups)), Comments: slices.Collect(maps.Keys(p.comments)),
+			Friends: p.friends, Memberships: p.members, After: st})
+	}
+	if err == nil {
+		st.pending = pending{}
+	}
+	return ds, err
+}
+
+// The state is the social.Lookup of the changes it makes.
+var _ social.Lookup = (*state)(nil)
+
+func (st *state) User(id string) (*social.User, bool) {
+	u := st.users[id]
+	return u, u != nil
+}
+
+func (st *state) Friends(id string) iter.Seq[string] { return maps.Keys(st.friends[id]) }
+func (st *state) Groups(id string) iter.Seq[string]  { return maps.Keys(st.groupsOf[id]) }
+
+func (st *state) HasGroup(name string) bool {
+	_, ok := st.members[name]
+	return ok
+}
+
+func (st *state) Comments(author, owner string) int { return st.comments[[2]string{author, owner}] }
+
+// addAll adds the ids of from to to, made when nil.
+func addAll(to, from set) set {
+	if to == nil {
+		to = make(set, len(from))
+	}
+	for id := range from {
+		to[id] = struct{}{}
+	}
+	return to
 }
 
 // ops are the operations that make the state from an empty one, in a

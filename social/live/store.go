@@ -194,7 +194,7 @@ func (s *Store) commitFile(batch []*fileWrite) {
 // commit makes the data set of the state and hands it to OnChange. The
 // caller holds mu.
 func (s *Store) commit(changed []string) (*social.Dataset, error) {
-	ds, err := s.st.dataset()
+	ds, err := s.st.next(s.cur.Load())
 	if err != nil {
 		// The operations keep the state consistent: a failure is a bug.
 		return s.cur.Load(), fmt.Errorf("live: the state makes no data set: %w", err)

@@ -471,6 +471,35 @@ func userPageEdits(t *testing.T, ctx context.Context, base string, shot shots) {
 		if slices.Contains(list, name) != step.has || strings.Contains(page, name) != step.has {
 			t.Fatalf("after %s: the API lists %v, the page shows %q; %s should be there: %v", step.button, list, page, name, step.has)
 		}
+		if step.button == "PUT friends" {
+			newFriendNotSuggested(t, ctx, base, friend)
+		}
+	}
+}
+
+// newFriendNotSuggested checks that u001's new friend has left its
+// suggestions at once, in the API (folded into the served model, not
+// retrained) and in the page's table, which the edit refreshed.
+func newFriendNotSuggested(t *testing.T, ctx context.Context, base, friend string) {
+	t.Helper()
+	var api struct {
+		FoldedIn bool `json:"folded_in"`
+		Items    []struct {
+			User string `json:"user"`
+		} `json:"items"`
+	}
+	apiGet(t, base+"/v1/users/u001/friends?k=50", &api)
+	if !api.FoldedIn || len(api.Items) == 0 {
+		t.Fatalf("after the new friendship: folded_in %v, %d suggestions", api.FoldedIn, len(api.Items))
+	}
+	for _, it := range api.Items {
+		if it.User == friend {
+			t.Fatalf("the API still suggests the new friend %s", friend)
+		}
+	}
+	shown := eval[[]string](t, ctx, `[...document.querySelectorAll('#friends tr td:first-child > a')].map(a => a.textContent)`)
+	if len(shown) == 0 || slices.Contains(shown, friend) {
+		t.Fatalf("the page suggests %v after befriending %s", shown, friend)
 	}
 }
 

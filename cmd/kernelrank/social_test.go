@@ -64,6 +64,28 @@ func (d *deployment) friendsOf(n *node, id string) (int, []string, []string) {
 	return code, strs(body["friends"]), strs(body["groups"])
 }
 
+// suggested returns the users (friends) or groups (groups) n suggests
+// to id, with the groups' friends, the answer's status and folded_in.
+func (d *deployment) suggested(n *node, id, what string) (code int, items, groupFriends []string, foldedIn bool) {
+	d.t.Helper()
+	code, body := d.get(n, "/v1/users/"+id+"/"+what)
+	l, _ := body["items"].([]any)
+	for _, x := range l {
+		it, _ := x.(map[string]any)
+		if what == "friends" {
+			items = append(items, it["user"].(string))
+			continue
+		}
+		items = append(items, it["group"].(string))
+		fs, _ := it["friends"].([]any)
+		for _, f := range fs {
+			groupFriends = append(groupFriends, f.(string))
+		}
+	}
+	folded, _ := body["folded_in"].(bool)
+	return code, items, groupFriends, folded
+}
+
 // socialConverged waits until the servers serve one social data version.
 func (d *deployment) socialConverged(ns ...*node) socialState {
 	d.t.Helper()
@@ -83,7 +105,8 @@ func (d *deployment) socialConverged(ns ...*node) socialState {
 
 // Two servers on one Redis, both started with the same --social: one
 // import, one data version; a user written on one is served by the other
-// within 2 s; a deletion leaves no friendship or membership anywhere; a
+// within 2 s, with its friends and groups folded into the served model; a
+// deletion leaves no friendship, membership or suggestion anywhere; a
 // refused write changes nothing; a restart keeps every write.
 func TestSeveralServersOneSocialNetwork(t *testing.T) {
 	if testing.Short() {
@@ -105,7 +128,8 @@ func TestSeveralServersOneSocialNetwork(t *testing.T) {
 	}
 
 	// A user created on a, with a friendship and a group, is served by b
-	// within 2 s.
+	// within 2 s: its profile, and friends and groups suggested to it,
+	// folded into the model b serves (nothing retrained).
 	code, res := d.do(a, "POST", "/v1/social/batch", []byte(`{"ops":[{"op":"put_user","user":"new","profile":{"tags":["jazz"]}},`+
 		`{"op":"put_friend","user":"new","friend":"b"},{"op":"put_member","user":"new","group":"g2"}]}`))
 	if code != 200 {
@@ -114,11 +138,16 @@ func TestSeveralServersOneSocialNetwork(t *testing.T) {
 	start := time.Now()
 	for {
 		code, friends, groups := d.friendsOf(b, "new")
-		if code == 200 && slices.Equal(friends, []string{"b"}) && slices.Equal(groups, []string{"g2"}) {
+		fc, fs, _, ff := d.suggested(b, "new", "friends")
+		gc, gs, _, gf := d.suggested(b, "new", "groups")
+		if code == 200 && slices.Equal(friends, []string{"b"}) && slices.Equal(groups, []string{"g2"}) &&
+			fc == 200 && ff && len(fs) > 0 && !slices.Contains(fs, "b") && !slices.Contains(fs, "new") &&
+			gc == 200 && gf && slices.Equal(gs, []string{"g1"}) {
 			break
 		}
 		if time.Since(start) > 2*time.Second {
-			t.Fatalf("the user written on a is not served by b after 2 s: %d %v %v", code, friends, groups)
+			t.Fatalf("the user written on a is not served by b after 2 s: %d %v %v; friends suggested %d %v (folded in %v), groups %d %v (folded in %v)",
+				code, friends, groups, fc, fs, ff, gc, gs, gf)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -134,10 +163,20 @@ func TestSeveralServersOneSocialNetwork(t *testing.T) {
 		if code, _, _ := d.friendsOf(n, "a"); code != 404 {
 			t.Fatalf("%s serves the deleted user: %d", n.name, code)
 		}
-		for _, id := range []string{"b", "c", "e", "f"} {
+		suggestions := 0
+		for _, id := range []string{"b", "c", "d", "e", "f", "new"} {
 			if _, friends, _ := d.friendsOf(n, id); slices.Contains(friends, "a") {
 				t.Fatalf("%s: %s keeps the deleted a among its friends %v", n.name, id, friends)
 			}
+			_, fs, _, _ := d.suggested(n, id, "friends")
+			_, _, gfs, _ := d.suggested(n, id, "groups")
+			if slices.Contains(fs, "a") || slices.Contains(gfs, "a") {
+				t.Fatalf("%s: %s is still suggested the deleted a: friends %v, group friends %v", n.name, id, fs, gfs)
+			}
+			suggestions += len(fs)
+		}
+		if suggestions == 0 {
+			t.Fatalf("%s suggests no friends to anyone after the deletion", n.name)
 		}
 	}
 

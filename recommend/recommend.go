@@ -182,7 +182,7 @@ func (m *Model) friendsAnswer(id string, noData bool, u pairSource, rank func() 
 		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", id)}
 	}
 	out := &Friends{Items: make([]FriendRec, len(top))}
-	typ := m.typicalCandidate(u)
+	typ := m.typicalOf(u)
 	for r, v := range top {
 		out.Items[r] = m.explain(u, v, typ)
 		out.Items[r].Score = score[r]
@@ -202,11 +202,14 @@ type pairSource struct {
 	kernel          func(t, v int) float64
 	scoreRow        func(dst []float64)
 	score, combined func(v int) float64
+	// own: u as the model has it, whose typical candidate depends on the
+	// model alone (typicalOf may cache it).
+	own bool
 }
 
 // pairsOf returns user u of the model as a pairSource.
 func (m *Model) pairsOf(u int) pairSource {
-	return pairSource{index: u, friends: m.friends[u],
+	return pairSource{index: u, friends: m.friends[u], own: true,
 		kernelRow: func(t int, dst []float64) { m.kernels[t].K.Row(u, dst) },
 		kernel:    func(t, v int) float64 { return m.kernels[t].K.At(u, v) },
 		scoreRow:  func(dst []float64) { m.strength.ScoreAll(u, dst) },
@@ -234,6 +237,22 @@ func (m *Model) ExplainFriend(u, v int) (FriendRec, error) {
 type typical struct {
 	kernel []float64
 	f      float64
+}
+
+// typicalOf is typicalCandidate, kept beside the on-demand rankings
+// (WithCache) for a user of the model: on a large network its rows cost
+// more than the rest of a cached request.
+func (m *Model) typicalOf(u pairSource) typical {
+	c := m.cached
+	if c == nil || !u.own {
+		return m.typicalCandidate(u)
+	}
+	if t, ok := c.typical.GetIfPresent(u.index); ok {
+		return t
+	}
+	t := m.typicalCandidate(u)
+	c.typical.Set(u.index, t)
+	return t
 }
 
 // typicalCandidate returns u's typical candidate; it costs a row of each

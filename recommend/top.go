@@ -140,10 +140,12 @@ type ranked struct {
 }
 
 // onDemand caches the rankings of users that were not precomputed: key
-// 2u for u's friends, 2u+1 for u's groups, each the first k.
+// 2u for u's friends, 2u+1 for u's groups, each the first k; and, key u,
+// u's typical candidate (the explanations' baseline).
 type onDemand struct {
-	k     int
-	cache *otter.Cache[int, ranked]
+	k       int
+	cache   *otter.Cache[int, ranked]
+	typical *otter.Cache[int, typical]
 }
 
 // rankedBytes is what a cached ranking of k items weighs: an int and a
@@ -153,8 +155,9 @@ func rankedBytes(k int) uint32 { return uint32(16*k + 96) }
 // WithCache returns a copy of the model that ranks users on demand (when
 // no precomputed list covers a request) and keeps each user's first k
 // friends and groups in a cache of at most budget bytes (W-TinyLFU
-// eviction): a request for k or fewer items of a cached user costs only
-// its explanations. Rankings depend only on the model, so the cache never
+// eviction), with each user's typical candidate: a request for k or fewer
+// items of a cached user costs only its explanations' kernel entries.
+// Rankings depend only on the model, so the cache never
 // holds a stale one.
 func (m *Model) WithCache(budget int64, k int) (*Model, error) {
 	if k < 1 || budget < int64(rankedBytes(k)) {
@@ -167,8 +170,17 @@ func (m *Model) WithCache(budget int64, k int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A typical candidate weighs a float64 a kernel, plus the entry's
+	// overhead; its budget is a sixteenth of the rankings'.
+	t, err := otter.New(&otter.Options[int, typical]{
+		MaximumWeight: uint64(max(budget/16, 1)),
+		Weigher:       func(_ int, t typical) uint32 { return uint32(8*len(t.kernel) + 120) },
+	})
+	if err != nil {
+		return nil, err
+	}
 	cp := *m
-	cp.cached = &onDemand{k: k, cache: c}
+	cp.cached = &onDemand{k: k, cache: c, typical: t}
 	return &cp, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kernelrank/kernelrank/internal/metrics"
 	"github.com/kernelrank/kernelrank/recommend"
 )
 
@@ -172,16 +171,10 @@ func FoldIn(ctx context.Context, cfg FoldInConfig) (*FoldInReport, error) {
 	}{{FoldInAll, testAdj}, {FoldInKnown, known}} {
 		test := task.test
 		users := slices.DeleteFunc(slices.Clone(hidden), func(h int) bool { return len(test[h]) == 0 })
-		per, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, task.name, func(u int, score []float64) []bool {
-			return metrics.Rank(n, score, tie, func(v int) bool { return v == u || contains(liveAdj[u], v) },
-				func(v int) bool { return contains(test[u], v) })
-		}, func(u int, items []int) []bool {
-			ranked := make([]bool, len(items))
-			for i, v := range items {
-				ranked[i] = contains(test[u], v)
-			}
-			return ranked
-		}, func(u int) int { return len(test[u]) })
+		per, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, task.name, judged{tie: tie,
+			excluded: func(u, v int) bool { return v == u || contains(liveAdj[u], v) },
+			relevant: func(u, v int) bool { return contains(test[u], v) },
+			total:    func(u int) int { return len(test[u]) }})
 		if err != nil {
 			return nil, err
 		}

@@ -306,17 +306,10 @@ func friendTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *
 		scorers = append(scorers, scorer{name: "served", order: func(u int) ([]int, error) { return m.FriendRanking(u, n) }})
 	}
 	rep.FriendTestUsers = len(users)
-	perUser, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, "friends", func(u int, score []float64) []bool {
-		excluded := adj[u]
-		return metrics.Rank(n, score, tie, func(v int) bool { return v == u || contains(excluded, v) },
-			func(v int) bool { return contains(hiddenAdj[u], v) })
-	}, func(u int, items []int) []bool {
-		ranked := make([]bool, len(items))
-		for i, v := range items {
-			ranked[i] = contains(hiddenAdj[u], v)
-		}
-		return ranked
-	}, func(u int) int { return len(hiddenAdj[u]) })
+	perUser, err := forUsers(ctx, users, cfg.Workers, n, scorers, progress, "friends", judged{tie: tie,
+		excluded: func(u, v int) bool { return v == u || contains(adj[u], v) },
+		relevant: func(u, v int) bool { return contains(hiddenAdj[u], v) },
+		total:    func(u int) int { return len(hiddenAdj[u]) }})
 	if err != nil {
 		return err
 	}
@@ -433,16 +426,10 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 	users := testUsers(hiddenGroups, cfg.MaxUsers, rng)
 	rep.GroupTestUsers = len(users)
 	tie := rng.Perm(m)
-	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", func(u int, score []float64) []bool {
-		return metrics.Rank(m, score, tie, func(g int) bool { return contains(userGroups[u], g) },
-			func(g int) bool { return slices.Contains(hiddenGroups[u], g) })
-	}, func(u int, items []int) []bool {
-		ranked := make([]bool, len(items))
-		for i, g := range items {
-			ranked[i] = slices.Contains(hiddenGroups[u], g)
-		}
-		return ranked
-	}, func(u int) int { return len(hiddenGroups[u]) })
+	perUser, err := forUsers(ctx, users, cfg.Workers, m, scorers, progress, "groups", judged{tie: tie,
+		excluded: func(u, g int) bool { return contains(userGroups[u], g) },
+		relevant: func(u, g int) bool { return slices.Contains(hiddenGroups[u], g) },
+		total:    func(u int) int { return len(hiddenGroups[u]) }})
 	if err != nil {
 		return err
 	}
@@ -477,10 +464,27 @@ func sampleUsers(users []int, max int, rng *rand.Rand) []int {
 	return users
 }
 
+// judged is how a task judges a user's ranking of its size items: which
+// items it leaves out (the user's own relations), which are relevant (its
+// held-out ones) and how many of those there are; tie orders equal scores.
+type judged struct {
+	tie                []int
+	excluded, relevant func(u, v int) bool
+	total              func(u int) int
+}
+
+// marks returns, for u's ranking items, whether each is relevant.
+func (j judged) marks(u int, items []int) []bool {
+	ranked := make([]bool, len(items))
+	for i, v := range items {
+		ranked[i] = j.relevant(u, v)
+	}
+	return ranked
+}
+
 // forUsers scores every user with every scorer in parallel and returns
 // per[scorer][metric][user] values.
-func forUsers(ctx context.Context, users []int, workers, size int, scorers []scorer, progress io.Writer, task string,
-	rank func(u int, score []float64) []bool, relevance func(u int, items []int) []bool, total func(u int) int) ([][][]float64, error) {
+func forUsers(ctx context.Context, users []int, workers, size int, scorers []scorer, progress io.Writer, task string, j judged) ([][][]float64, error) {
 	per := make([][][]float64, len(scorers))
 	for s := range per {
 		per[s] = make([][]float64, len(SocialMetrics))
@@ -510,12 +514,13 @@ func forUsers(ctx context.Context, users []int, workers, size int, scorers []sco
 							mu.Unlock()
 							continue
 						}
-						ranked = relevance(u, items)
+						ranked = j.marks(u, items)
 					} else {
 						sc.score(u, score)
-						ranked = rank(u, score)
+						ranked = metrics.Rank(size, score, j.tie, func(v int) bool { return j.excluded(u, v) },
+							func(v int) bool { return j.relevant(u, v) })
 					}
-					t := total(u)
+					t := j.total(u)
 					vals := []float64{metrics.PrecisionAt(ranked, 1), metrics.PrecisionAt(ranked, 10),
 						metrics.RecallAt(ranked, 10, t), metrics.NDCGAt(ranked, 10, t), metrics.AveragePrecision(ranked, t)}
 					for m, v := range vals {

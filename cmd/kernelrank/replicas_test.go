@@ -186,9 +186,17 @@ func severalServers(t *testing.T, redisURL string, restartRedis func()) {
 
 	// Fault: the log was trimmed below a snapshot (the servers write one
 	// every 10 entries); a new server starts from the snapshot and the
-	// log's tail.
-	if st := d.fullStatus(a); st.Corpus.Replica.Snapshot == "" {
-		t.Fatalf("no snapshot written: %+v\n%s", st, a.output()+b.output())
+	// log's tail. A snapshot is written after the entries are applied, by
+	// whichever server takes the lock; b, killed above, may have held it
+	// (it expires after a minute), so wait for one rather than expect it.
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st := d.fullStatus(a)
+		if st.Corpus.Replica.Snapshot != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot written: %+v\n%s", st, a.output()+b.output())
+		}
 	}
 	e := d.serve("e")
 	if v2 := d.converged(a, b, c, e); v2.Version != v.Version {

@@ -128,7 +128,7 @@ func Fit(tab Table) Rule {
 	for i := range all {
 		all[i] = i
 	}
-	r := Rule{Served: tab.Choices[tab.Served], Queries: q}
+	r := Rule{Served: tab.Choices[tab.Served], Queries: q, CVP: 1} // no rule: no evidence for one
 	best, ok := fitStump(tab, all)
 	if !ok {
 		r.Text = "every query: " + r.Served.String()

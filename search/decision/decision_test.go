@@ -84,7 +84,7 @@ func TestFitWithoutGainHasNoRule(t *testing.T) {
 	copy(tab.Precision[1], tab.Precision[0])
 	copy(tab.Precision[2], tab.Precision[0])
 	r := Fit(tab)
-	if r.Adopted || r.Alternative != nil || r.Gain != 0 || !strings.Contains(r.Reason, "no split") {
+	if r.Adopted || r.Alternative != nil || r.Gain != 0 || r.CVP != 1 || !strings.Contains(r.Reason, "no split") {
 		t.Errorf("rule %+v, want none", r)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// tie is how close two gains in precision must be to count as equal:
-// gains are differences of multiples of 1/SelectCutoff, equal up to
+// tie is how close two gains must be to count as equal: gains in
+// precision at a cut-off are multiples of one over it, equal up to
 // rounding.
 const tie = 1e-9
 

@@ -23,17 +23,12 @@ func (e *Engine) fitDecision(ctx context.Context, queries []LabelledQuery, cands
 			tab.Precision = append(tab.Precision, c.per[s])
 		}
 	}
-	window := max(e.opt.Window, DefaultK)
 	for i, q := range queries {
-		norm, err := e.ix.NormalizeQuery(q.Query)
+		sig, err := e.Signals(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		w, err := e.Candidates(ctx, norm, window, q.Seed)
-		if err != nil {
-			return nil, err
-		}
-		if tab.Signals[i] = decision.Measure(w.Candidates); tab.Signals[i] == nil {
+		if tab.Signals[i] = sig; sig == nil {
 			tab.Signals[i] = make([]float64, len(decision.Names))
 			for s := range tab.Signals[i] {
 				tab.Signals[i][s] = math.NaN()
@@ -42,6 +37,21 @@ func (e *Engine) fitDecision(ctx context.Context, queries []LabelledQuery, cands
 	}
 	r := decision.Fit(tab)
 	return &r, nil
+}
+
+// Signals are the per-query decision's signals of q's window as a request
+// with every default sees it (decision.Measure; nil when it has too few
+// candidates to measure).
+func (e *Engine) Signals(ctx context.Context, q LabelledQuery) ([]float64, error) {
+	norm, err := e.ix.NormalizeQuery(q.Query)
+	if err != nil {
+		return nil, err
+	}
+	w, err := e.Candidates(ctx, norm, max(e.opt.Window, DefaultK), q.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return decision.Measure(w.Candidates), nil
 }
 
 // adopt stores the rule in sel with its fingerprint, which keys the

@@ -143,6 +143,16 @@ func TestDecisionFollowsTheWindow(t *testing.T) {
 		if d.Signals["window"] != want {
 			t.Errorf("%s: window signal %g, want %g", q.Query, d.Signals["window"], want)
 		}
+		// Signals measures the window as the request did.
+		sig, err := e.Signals(t.Context(), q)
+		if err != nil || len(sig) != len(decision.Names) {
+			t.Fatalf("%s: signals %v, %v", q.Query, sig, err)
+		}
+		for s, name := range decision.Names {
+			if sig[s] != d.Signals[name] {
+				t.Errorf("%s: Signals %s %g, the request measured %g", q.Query, name, sig[s], d.Signals[name])
+			}
+		}
 		// The ranking cache keeps the decision with the ranking.
 		again, err := e.Search(t.Context(), DefaultRequest(q.Query))
 		if err != nil {

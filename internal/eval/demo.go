@@ -107,6 +107,27 @@ func Demo(ctx context.Context, window int, progress io.Writer) (*DemoReport, err
 	if err := row("served, per-query", perQuery); err != nil {
 		return nil, err
 	}
+	if d := rep.Decision; d != nil && d.Alternative != nil {
+		// What the adoption test kept out (or let in): the fitted rule
+		// followed on every suggested query whether adopted or not.
+		forced := *d
+		forced.Adopted = true
+		r := DemoRow{Method: "rule, if adopted", Validation: served.Precision + d.Gain, PerQuery: make([]float64, len(sugg))}
+		for i, q := range sugg {
+			sig, err := engine.Signals(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			c := forced.Decide(sig).Choice
+			per, err := engine.Precision(ctx, c.Strategy, c.Params, sugg[i:i+1])
+			if err != nil {
+				return nil, err
+			}
+			r.PerQuery[i] = per[0]
+		}
+		r.Suggested = metrics.Mean(r.PerQuery)
+		rep.Rows = append(rep.Rows, r)
+	}
 	for _, s := range sel.Precision {
 		if err := row(s.Strategy, s); err != nil {
 			return nil, err

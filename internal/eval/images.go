@@ -282,6 +282,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 	raw := make([][]float64, len(queries))
 	served := make([][]float64, len(queries))
 	perQuery := make([][]float64, len(queries))
+	ruled := make([][]float64, len(queries))
 	jobs := make(chan int)
 	errc := make(chan error, cfg.Workers)
 	var wg sync.WaitGroup
@@ -297,7 +298,7 @@ func Images(ctx context.Context, cfg ImagesConfig) (*ImagesReport, error) {
 					errc <- fmt.Errorf("query %q: %w", labels[queries[qi]], err)
 					return
 				}
-				scores[qi], random[qi], raw[qi], served[qi], perQuery[qi] = r.byConfig, r.random, r.raw, r.served, r.perQuery
+				scores[qi], random[qi], raw[qi], served[qi], perQuery[qi], ruled[qi] = r.byConfig, r.random, r.raw, r.served, r.perQuery, r.ruled
 				mu.Lock()
 				windows += r.window
 				for ci := range configs {
@@ -357,6 +358,12 @@ feed:
 	addRows("served", fmt.Sprintf("chosen: %s%s/%s-prior", selection.Strategy, selection.Params, rerank.DefaultPrior), v, t)
 	v, t = halves(perQuery)
 	addRows("served, per-query", perQueryVariant(engine.Decision()), v, t)
+	if d := engine.Decision(); d != nil && d.Alternative != nil {
+		// What the adoption test kept out (or let in): the fitted rule
+		// followed on every query whether adopted or not.
+		v, t = halves(ruled)
+		addRows("rule, if adopted", d.Text, v, t)
+	}
 	// Per method and variant, the configuration best on validation P@10.
 	type key struct{ method, variant string }
 	best := map[key]struct {
@@ -401,6 +408,7 @@ type queryResult struct {
 	random, raw []float64
 	served      []float64 // the server's single choice (SelectDefault's) with its default settings
 	perQuery    []float64 // the server's answer to q alone: the per-query decision's re-ranker
+	ruled       []float64 // the re-ranker the per-query rule picks, adopted or not
 	window      int       // candidates re-ranked
 }
 
@@ -413,7 +421,7 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	if len(cands) == 0 {
 		// The text stage found nothing: every method scores 0 on this query.
 		zero := make([]float64, len(Cutoffs))
-		r := &queryResult{random: zero, raw: zero, served: zero, perQuery: zero, byConfig: make([][][]float64, len(configs)),
+		r := &queryResult{random: zero, raw: zero, served: zero, perQuery: zero, ruled: zero, byConfig: make([][][]float64, len(configs)),
 			unconverged: make([]bool, len(configs)), failed: make([]bool, len(configs))}
 		for ci, c := range configs {
 			r.byConfig[ci] = make([][]float64, len(c.variants))
@@ -453,11 +461,11 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 	// What the server answers to q with its defaults, over the same window:
 	// its single choice, named, and the request that names none, which the
 	// per-query decision answers when it is adopted.
-	servedAt := func(single bool) ([]float64, error) {
+	servedAt := func(named *decision.Choice) ([]float64, error) {
 		req := search.DefaultRequest(label)
 		req.K, req.Window, req.Seed = cfg.Window, cfg.Window, cfg.Seed
-		if sel := engine.Selection(); single && sel != nil {
-			req.Rerank.Strategy, req.Rerank.Params = sel.Strategy, sel.Params
+		if named != nil {
+			req.Rerank.Strategy, req.Rerank.Params = named.Strategy, named.Params
 		}
 		resp, err := engine.Search(ctx, req)
 		if err != nil {
@@ -469,11 +477,25 @@ func evalQuery(ctx context.Context, engine *search.Engine, label string, truth m
 		}
 		return at(order), nil
 	}
-	if r.served, err = servedAt(true); err != nil {
+	var single *decision.Choice
+	if sel := engine.Selection(); sel != nil {
+		single = &decision.Choice{Strategy: sel.Strategy, Params: sel.Params}
+	}
+	if r.served, err = servedAt(single); err != nil {
 		return nil, err
 	}
-	if r.perQuery, err = servedAt(false); err != nil {
+	if r.perQuery, err = servedAt(nil); err != nil {
 		return nil, err
+	}
+	r.ruled = r.served
+	if rule := engine.Decision(); rule != nil && rule.Alternative != nil {
+		forced := *rule
+		forced.Adopted = true
+		if d := forced.Decide(decision.Measure(cands)); d.Choice.String() != rule.Served.String() {
+			if r.ruled, err = servedAt(&d.Choice); err != nil {
+				return nil, err
+			}
+		}
 	}
 	r.byConfig = make([][][]float64, len(configs))
 	r.unconverged = make([]bool, len(configs))

@@ -86,6 +86,13 @@ func TestImagesCorelQuick(t *testing.T) {
 	if d := rep.Decision; d == nil || d.Adopted || d.Queries != rep.Validation || p10(rep.Test, "served, per-query") != served {
 		t.Errorf("decision %+v: per-query P@10 %.4f, served %.4f; want it not adopted, the rows equal", d, p10(rep.Test, "served, per-query"), served)
 	}
+	// The rule as fitted, followed on every query although not adopted,
+	// gains on the validation queries exactly what it gained when fitted.
+	if d := rep.Decision; d == nil || d.Alternative == nil {
+		t.Errorf("decision %+v: want a fitted rule", d)
+	} else if got, want := p10(rep.Val, "rule, if adopted"), p10(rep.Val, "served")+d.Gain; math.Abs(got-want) > 1e-9 {
+		t.Errorf("the rule's validation P@10 %.4f, want served + its gain %.4f", got, want)
+	}
 	for _, m := range []string{"linear", "intersection", "poly"} {
 		if got := p10(rep.Test, m); fused <= got {
 			t.Errorf("npk-fused P@10 %.3f does not beat %s %.3f", fused, m, got)

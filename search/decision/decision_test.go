@@ -45,6 +45,9 @@ func TestFitFindsThePlantedSplit(t *testing.T) {
 	if math.Abs(r.CVGain-r.Gain) > 1e-12 {
 		t.Errorf("leave-one-out gain %g, want the in-sample %g: every held-out query is on the same side", r.CVGain, r.Gain)
 	}
+	if r.CVP != math.Exp2(-16) { // 16 gains, all positive: one sign assignment in 2^16
+		t.Errorf("signed-rank p %g, want 2^-16", r.CVP)
+	}
 	d := r.Decide([]float64{200, 0.1, 0.7, 1})
 	if d.Strategy != "poly" || string(d.Params) != `{"degree":2}` || d.Signals["alignment"] != 0.7 || !strings.Contains(d.Reason, "alignment 0.7 > 0.55") {
 		t.Errorf("decision above the threshold %+v", d)
@@ -81,7 +84,7 @@ func TestFitWithoutGainHasNoRule(t *testing.T) {
 	copy(tab.Precision[1], tab.Precision[0])
 	copy(tab.Precision[2], tab.Precision[0])
 	r := Fit(tab)
-	if r.Adopted || r.Alternative != nil || r.Gain != 0 || !strings.Contains(r.Reason, "no split") {
+	if r.Adopted || r.Alternative != nil || r.Gain != 0 || r.CVP != 1 || !strings.Contains(r.Reason, "no split") {
 		t.Errorf("rule %+v, want none", r)
 	}
 }

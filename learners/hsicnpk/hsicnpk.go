@@ -131,8 +131,10 @@ type config struct {
 	legacy bool
 }
 
-func params() []learners.Param {
-	tol := learners.Float("tol", 1e-4, 0, 1, "relative duality gap (P - D) / max(1, |P|) at which the fit stops")
+// params are HSIC-NPK's parameters, with tol (the gap certificate) defaulting
+// to tolDefault.
+func params(tolDefault float64) []learners.Param {
+	tol := learners.Float("tol", tolDefault, 0, 1, "relative duality gap (P - D) / max(1, |P|) at which the fit stops")
 	tol.MinExclusive = true
 	return []learners.Param{
 		learners.Int("k", 5, 1, 1<<20, "visual nearest neighbours per image defining the constrained pairs (clamped to n-1)"),
@@ -158,14 +160,14 @@ func init() {
 			"maximises HSIC with the tag kernel (Target) subject to visual kNN distance constraints from Features; " +
 			"dual projected L-BFGS with a duality-gap certificate, optional low-rank Laplacian basis.",
 		Needs:  learners.NeedFeatures | learners.NeedTarget,
-		Params: params(),
+		Params: params(1e-4),
 		New: func(v learners.Values) (learners.Learner, error) {
 			return &Learner{cfg: configOf(v)}, nil
 		},
 	})
 }
 
-// configOf reads the parameters of params() (which the fused learner shares).
+// configOf reads the parameters of params (which the fused learner shares).
 func configOf(v learners.Values) config {
 	return config{
 		k:          v.Int("k"),

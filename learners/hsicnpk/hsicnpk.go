@@ -233,6 +233,9 @@ func (l *Learner) fit(ctx context.Context, in *learners.Input) (*learners.Output
 			return nil, nil, err
 		}
 	}
+	if err := s.factorised(); err != nil {
+		return nil, nil, err
+	}
 	out := &learners.Output{
 		Kernel: pr.kernel(&s.best),
 		Stats: learners.Stats{

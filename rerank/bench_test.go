@@ -102,6 +102,9 @@ func benchRerank200(b *testing.B) {
 		{"npk-rank10-slack", "npk", `{"rank":10,"budget":0.1}`},
 		{"npk-rank30-slack", "npk", `{"rank":30,"budget":0.1}`},
 		{"npk-fused", "npk-fused", `{}`},
+		// the default at the gap certificate it had before its looser
+		// default tol (hsicnpk.FusedTol): the before column
+		{"npk-fused-tol1e-4", "npk-fused", `{"tol":1e-4}`},
 		{"npk-fused-rank10", "npk-fused", `{"rank":10}`},
 		{"poly", "poly", `{}`},
 		{"rbf", "rbf", `{}`},

@@ -3,10 +3,13 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"encoding/json"
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
@@ -29,10 +32,12 @@ const costQueries = 1000
 // windows' queries, on two corpora: Corel5k, and a generated corpus of
 // repeated features, Corel5k's 5,000 images each 20 times (100,000 images:
 // a copy has its original's features and keywords). Each window is
-// re-ranked twice, in alternating order, by the path before a learner fitted
-// one point a cluster of near-duplicates (Options.FitEachCopy: the metrics
-// ending in -before) and by the served one. Run it alone (-benchtime 1x):
-// it takes several minutes.
+// re-ranked by every path of costPaths, in rotating order (the metrics end
+// in the path's name), and the log also compares each path's ranking with
+// the full solve's: the share of windows with the same top 10, the Kendall
+// tau of the full solve's top 50 and the largest change of a VisualRank
+// score. Run it alone (-benchtime 1x, -v for the whole log): it takes
+// several minutes.
 func BenchmarkWindowCost(b *testing.B) {
 	dir, ok := dataset.DataDir()
 	if !ok {
@@ -49,52 +54,88 @@ func BenchmarkWindowCost(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ix := indexCorel(b, ml, c.copies)
 			e := New(ix, nil, Options{})
-			var paths [2]windowCosts // before, after
-			for i, each := range []bool{true, false} {
-				p, err := rerank.NewPlan(rerank.Options{Voters: DefaultVoters, FitEachCopy: each})
-				if err != nil {
-					b.Fatal(err)
-				}
-				paths[i].plan = p
-			}
+			paths := costPaths(b)
+			full, served := &paths[1], &paths[len(paths)-1]
 			qs := costQueryList(ml.LabelNames)
 			for b.Loop() {
-				paths[0].reset()
-				paths[1].reset()
+				for i := range paths {
+					paths[i].reset()
+				}
 				var sizes []int
 				for qi, q := range qs {
 					w, err := e.Candidates(context.Background(), q, DefaultWindow, 0)
 					if err != nil {
 						b.Fatal(err)
 					}
-					ranked, rest := paths[1].plan.Split(w.Candidates)
-					if !paths[1].plan.Votes(ranked) {
+					ranked, rest := served.plan.Split(w.Candidates)
+					if !served.plan.Votes(ranked) {
 						continue
 					}
 					sizes = append(sizes, len(ranked))
+					res := make([][]rerank.Result, len(paths))
 					for k := range paths {
-						paths[(qi+k)%2].add(b, q, ranked, rest)
+						i := (qi + k) % len(paths) // alternate the order
+						res[i] = paths[i].add(b, q, ranked, rest)
+					}
+					for i := 2; i < len(paths); i++ {
+						if res[1] != nil && res[i] != nil {
+							paths[i].agree = append(paths[i].agree, agreementOf(res[1], res[i]))
+						}
 					}
 				}
 				slices.Sort(sizes)
-				for i, suffix := range []string{"-before", ""} {
-					report(b, paths[i].all, suffix)
-					report(b, paths[i].full, "-n200"+suffix)
-					b.ReportMetric(float64(paths[i].failed), "failed"+suffix)
+				for i := range paths {
+					report(b, paths[i].all, "-"+paths[i].name)
+					report(b, paths[i].full, "-n200-"+paths[i].name)
+					b.ReportMetric(float64(paths[i].failed), "failed-"+paths[i].name)
 				}
 				b.ReportMetric(float64(sizes[len(sizes)/2]), "median-window")
-				b.ReportMetric(float64(len(paths[1].all)), "windows")
-				b.ReportMetric(float64(len(paths[1].full)), "windows-n200")
-				b.Logf("%s, cpu-ms a window:\n| path | windows (n = 200) | p50, p99, worst | n = 200: p50, p99, worst | worst / p50, n = 200 | worst window | failed |\n|---|---|---|---|---|---|---|\n%s\n%s",
-					c.name, paths[0].row("before"), paths[1].row("after"))
+				b.ReportMetric(float64(len(served.all)), "windows")
+				b.ReportMetric(float64(len(served.full)), "windows-n200")
+				table := "| path | windows (n = 200) | p50, p99, worst | n = 200: p50, p99, worst | worst / p50, n = 200 | worst window | failed |\n|---|---|---|---|---|---|---|"
+				agreeTable := "| path | windows | top-10 set identical | Kendall tau, top 50: mean, min | max VisualRank change (x n): p50, p99, max |\n|---|---|---|---|---|"
+				for i := range paths {
+					table += "\n" + paths[i].row()
+					if i > 1 {
+						agreeTable += "\n" + paths[i].agreeRow()
+					}
+				}
+				b.Logf("%s, cpu-ms a window:\n%s\nrankings against %s:\n%s", c.name, table, full.name, agreeTable)
 			}
 		})
 	}
 }
 
+// costPaths are the re-rankings BenchmarkWindowCost compares on every
+// window: each-copy, every candidate a point of the learner
+// (rerank.Options.FitEachCopy, the path before a learner fitted one point a
+// cluster of near-duplicates) with npk-fused's full solve; full-solve, the
+// served path but with the gap certificate npk-fused had before its
+// looser default (tol 1e-4); and the served default, last.
+func costPaths(b *testing.B) []windowCosts {
+	full := json.RawMessage(`{"tol":1e-4}`)
+	paths := []windowCosts{
+		{name: "each-copy", opt: rerank.Options{Params: full, FitEachCopy: true}},
+		{name: "full-solve", opt: rerank.Options{Params: full}},
+		{name: "served"},
+	}
+	for i := range paths {
+		paths[i].opt.Voters = DefaultVoters
+		p, err := rerank.NewPlan(paths[i].opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths[i].plan = p
+	}
+	return paths
+}
+
 // windowCosts are the costs of one path (plan) over the queries.
 type windowCosts struct {
+	name      string
+	opt       rerank.Options
 	plan      *rerank.Plan
+	agree     []agreement     // against the full solve
 	all, full []time.Duration // every window, and those of DefaultWindow
 	worst     time.Duration
 	worstAt   string
@@ -102,11 +143,12 @@ type windowCosts struct {
 }
 
 func (c *windowCosts) reset() {
-	c.all, c.full, c.worst, c.worstAt, c.failed = nil, nil, 0, "", 0
+	c.all, c.full, c.worst, c.worstAt, c.failed, c.agree = nil, nil, 0, "", 0, nil
 }
 
-// add times the plan's kernel and ranking of one window.
-func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidate) {
+// add times the plan's kernel and ranking of one window and returns the
+// ranking (nil when the learner failed).
+func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidate) []rerank.Result {
 	start := cputime.Process()
 	k, stats, err := c.plan.Kernel(context.Background(), ranked)
 	if err != nil {
@@ -115,8 +157,10 @@ func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidat
 		c.failed++
 		b.Logf("%q (n %d): %v", q, len(ranked), err)
 		stats = &learners.Stats{}
-	} else {
-		c.plan.Rank(k, ranked, rest)
+	}
+	var res []rerank.Result
+	if err == nil {
+		res, _ = c.plan.Rank(k, ranked, rest)
 	}
 	took := cputime.Process() - start
 	c.all = append(c.all, took)
@@ -126,12 +170,13 @@ func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidat
 	if took > c.worst {
 		c.worst, c.worstAt = took, fmt.Sprintf("%q (n %d, %d iterations)", q, len(ranked), stats.Iterations)
 	}
+	return res
 }
 
 // row is a table row of the 50th and 99th percentiles and the worst
 // window (every window; n = 200), the worst over the median full window and
 // the worst window's query.
-func (c *windowCosts) row(name string) string {
+func (c *windowCosts) row() string {
 	p := func(d []time.Duration) string {
 		if len(d) == 0 {
 			return "-"
@@ -142,7 +187,7 @@ func (c *windowCosts) row(name string) string {
 	if len(c.full) > 0 {
 		ratio = fmt.Sprintf("%.1f", pct(c.full, 1)/pct(c.full, 0.5))
 	}
-	return fmt.Sprintf("| %s | %d (%d) | %s | %s | %s | %s | %d |", name, len(c.all), len(c.full),
+	return fmt.Sprintf("| %s | %d (%d) | %s | %s | %s | %s | %d |", c.name, len(c.all), len(c.full),
 		p(c.all), p(c.full), ratio, c.worstAt, c.failed)
 }
 
@@ -173,4 +218,72 @@ func costQueryList(labels []string) []string {
 		qs = append(qs, labels[rng.IntN(len(labels))]+" "+labels[rng.IntN(len(labels))])
 	}
 	return qs[:costQueries]
+}
+
+// agreement is how far one window's ranking is from the full solve's.
+type agreement struct {
+	sameTop10 bool    // the same ten images on top, in any order
+	tau       float64 // Kendall tau of the full solve's top 50 (or fewer), ordered by each
+	maxChange float64 // largest change of an image's VisualRank score, times n (1 = a uniform score)
+}
+
+// agreementOf compares ranking got with ranking want (the full solve's).
+func agreementOf(want, got []rerank.Result) agreement {
+	score := make(map[string]float64, len(got))
+	for _, r := range got {
+		score[r.ID] = r.VisualRank
+	}
+	a := agreement{sameTop10: true}
+	n := float64(len(want))
+	for i, r := range want {
+		a.maxChange = math.Max(a.maxChange, math.Abs(score[r.ID]-r.VisualRank)*n)
+		if i < 10 && i < len(got) && !slices.ContainsFunc(want[:min(10, len(want))], func(w rerank.Result) bool { return w.ID == got[i].ID }) {
+			a.sameTop10 = false
+		}
+	}
+	// Kendall tau over the pairs the full solve orders (a tie there says
+	// nothing to agree with); a pair tied in got counts as neither.
+	top := want[:min(50, len(want))]
+	conc, disc, pairs := 0, 0, 0
+	for i := range top {
+		for j := i + 1; j < len(top); j++ {
+			if top[i].VisualRank == top[j].VisualRank {
+				continue
+			}
+			pairs++
+			switch si, sj := score[top[i].ID], score[top[j].ID]; {
+			case si > sj:
+				conc++
+			case si < sj:
+				disc++
+			}
+		}
+	}
+	a.tau = 1
+	if pairs > 0 {
+		a.tau = float64(conc-disc) / float64(pairs)
+	}
+	return a
+}
+
+// agreeRow is a table row of the path's agreement with the full solve.
+func (c *windowCosts) agreeRow() string {
+	if len(c.agree) == 0 {
+		return fmt.Sprintf("| %s | 0 | - | - | - |", c.name)
+	}
+	same, tauSum, tauMin := 0, 0.0, 1.0
+	var change []float64
+	for _, a := range c.agree {
+		if a.sameTop10 {
+			same++
+		}
+		tauSum += a.tau
+		tauMin = math.Min(tauMin, a.tau)
+		change = append(change, a.maxChange)
+	}
+	slices.Sort(change)
+	q := func(p float64) float64 { return change[int(p*float64(len(change)-1))] }
+	n := float64(len(c.agree))
+	return fmt.Sprintf("| %s | %d | %.1f%% | %.4f, %.3f | %.3f, %.3f, %.3f |", c.name, len(c.agree),
+		100*float64(same)/n, tauSum/n, tauMin, q(0.5), q(0.99), q(1))
 }

@@ -23,7 +23,7 @@ type step struct {
 	NormAp  float64 // ||A_+||_F
 	Evals   int     // eigen-factorisations so far
 	Phase   string  // "dual" or "primal"
-	NumPos  int     // positive eigenvalues of A (dual phase)
+	NumPos  int     // positive eigenvalues of A (dual phase; -1 at a start not factorised)
 	Actives int     // pairs with alpha > 0
 }
 
@@ -44,6 +44,29 @@ type solver struct {
 
 func (s *solver) gap() float64 {
 	return (s.bestP - s.bestD) / math.Max(1, math.Abs(s.bestP))
+}
+
+// factorised replaces a best candidate still held as K(0) (problem.atZero)
+// by its eigenpairs, as every other candidate is held: the primal phase
+// and the returned kernel need them.
+func (s *solver) factorised() error {
+	if !s.best.atZero {
+		return nil
+	}
+	pr := s.pr
+	if _, err := pr.value(make([]float64, len(pr.pairs))); err != nil {
+		return err
+	}
+	s.evals++
+	if pr.lo == pr.q {
+		s.best.set(nil, nil)
+		return nil
+	}
+	if err := pr.positiveVectors(); err != nil {
+		return err
+	}
+	pr.saveCandidate(&s.best, s.bestS)
+	return nil
 }
 
 func (s *solver) record(st step) {
@@ -95,23 +118,17 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 	}
 	nmem, head := 0, 0 // ring buffer of correction pairs
 
-	d, err := pr.value(x)
-	if err != nil {
-		return false, false, err
-	}
-	s.evals++
-	accept := func(xv []float64, dv float64, gv []float64) error {
-		_, pbest, sc, err := pr.gradient(xv, gv, t)
-		if err != nil {
-			return err
-		}
+	// take records an accepted point xv: its dual value dv, and the primal
+	// value pbest of its candidate at the scaling sc, which save stores
+	// when it is the best so far.
+	take := func(xv []float64, dv, pbest, sc float64, numPos int, save func()) {
 		if dv > s.bestD {
 			s.bestD = dv
 			copy(s.alpha, xv)
 		}
 		if pbest < s.bestP {
 			s.bestP, s.bestS = pbest, sc
-			pr.saveCandidate(&s.best, sc)
+			save()
 		}
 		act := 0
 		for _, a := range xv {
@@ -119,11 +136,33 @@ func (s *solver) dual(ctx context.Context) (converged, stalled bool, err error) 
 				act++
 			}
 		}
-		s.record(step{Primal: pbest, Dual: dv, Scale: sc, NormAp: pr.nrm, Phase: "dual", NumPos: pr.q - pr.lo, Actives: act})
+		s.record(step{Primal: pbest, Dual: dv, Scale: sc, NormAp: pr.nrm, Phase: "dual", NumPos: numPos, Actives: act})
+	}
+	accept := func(xv []float64, dv float64, gv []float64) error {
+		_, pbest, sc, err := pr.gradient(xv, gv, t)
+		if err != nil {
+			return err
+		}
+		take(xv, dv, pbest, sc, pr.q-pr.lo, func() { pr.saveCandidate(&s.best, sc) })
 		return nil
 	}
-	if err := accept(x, d, g); err != nil {
-		return false, false, err
+	var d float64
+	if pr.v == nil && !s.cfg.legacy {
+		// The start alpha = 0 costs no factorisation at full rank
+		// (problem.atZero); its candidate is factorised only if it is
+		// still the best at the end (solver.factorised).
+		var pbest, sc float64
+		d, pbest, sc = pr.atZero(g, t)
+		take(x, d, pbest, sc, -1, func() { s.best.set(nil, nil); s.best.atZero = true })
+	} else {
+		var err error
+		if d, err = pr.value(x); err != nil {
+			return false, false, err
+		}
+		s.evals++
+		if err := accept(x, d, g); err != nil {
+			return false, false, err
+		}
 	}
 	nrmX := pr.nrm
 	if s.gap() <= s.cfg.tol {

@@ -25,6 +25,9 @@ import (
 // dual evaluated at the KKT multipliers alpha = C max(0, viol(P)), which tend
 // to the optimal ones as P tends to the optimum.
 func (s *solver) primal(ctx context.Context) (bool, error) {
+	if err := s.factorised(); err != nil {
+		return false, err
+	}
 	pr := s.pr
 	q := pr.q
 	ne := len(pr.pairs)

@@ -378,15 +378,19 @@ func (pr *problem) value(alpha []float64) (float64, error) {
 	return d, nil
 }
 
-// candidate is a primal point K = Y diag(w) Y^T (Y = V Z, n x p).
+// candidate is a primal point K = Y diag(w) Y^T (Y = V Z, n x p), or with
+// atZero the start's K(0) = sqrt(B) M / ||M||_F times the solver's best
+// scaling, not factorised (problem.atZero, solver.factorised).
 type candidate struct {
-	buf []float64
-	y   *mat.Dense // nil when K = 0
-	w   []float64
+	buf    []float64
+	y      *mat.Dense // nil when K = 0
+	w      []float64
+	atZero bool
 }
 
 // set makes c hold a copy of y with weights w.
 func (c *candidate) set(y *mat.Dense, w []float64) {
+	c.atZero = false
 	c.w = append(c.w[:0], w...)
 	if y == nil || len(w) == 0 {
 		c.y = nil
@@ -415,8 +419,7 @@ func (pr *problem) gradient(alpha, g, t []float64) (pk, best, s float64, err err
 		}
 		return 0, 0, 0, nil
 	}
-	pr.z = mat.NewDense(pr.q, p, pr.zbuf[:pr.q*p])
-	if err := pr.pe.VectorsTo(pr.z, pr.lo, pr.q); err != nil {
+	if err := pr.positiveVectors(); err != nil {
 		return 0, 0, 0, err
 	}
 	scale := pr.sqrtB / pr.nrm
@@ -468,6 +471,36 @@ func (pr *problem) gradient(alpha, g, t []float64) (pk, best, s float64, err err
 	pk = pr.primal(trMK, t, 1)
 	s = pr.bestScale(trMK, t)
 	return pk, pr.primal(trMK, t, s), s, nil
+}
+
+// positiveVectors sets z to the eigenvectors of the last value call's
+// positive eigenvalues (q x p, p > 0).
+func (pr *problem) positiveVectors() error {
+	p := pr.q - pr.lo
+	pr.z = mat.NewDense(pr.q, p, pr.zbuf[:pr.q*p])
+	return pr.pe.VectorsTo(pr.z, pr.lo, pr.q)
+}
+
+// atZero is value and gradient at alpha = 0 for full rank, without a
+// factorisation: there A = M = H K_t H, which is PSD, so A_+ = M,
+// K(0) = sqrt(B) M / ||M||_F and its pair distances are M's own,
+// t_e = sqrt(B) (M_ii + M_jj - 2 M_ij) / ||M||_F (the factorisation gave
+// the same to rounding: M's eigenvalues below zero are rounding). It sets g
+// and t as gradient does and nrm as value does, and returns D(0), the
+// primal value of the best scaling of K(0) and that scaling.
+func (pr *problem) atZero(g, t []float64) (d, best, s float64) {
+	n := pr.n
+	pr.nrm = math.Sqrt(floats.Dot(pr.m, pr.m))
+	scale := pr.sqrtB / pr.nrm
+	for e, p := range pr.pairs {
+		i, j := p.I, p.J
+		t[e] = scale * (pr.m[i*n+i] + pr.m[j*n+j] - 2*pr.m[i*n+j])
+		g[e] = t[e] - pr.dd[e]
+	}
+	// tr(M K(0)) = sqrt(B) ||M||_F.
+	trMK := pr.sqrtB * pr.nrm
+	s = pr.bestScale(trMK, t)
+	return -pr.sqrtB * pr.nrm, pr.primal(trMK, t, s), s
 }
 
 // primal returns P(sK) = -s tr(M K) + C/2 sum max(0, s t_e - d_e^2)^2.

@@ -477,3 +477,76 @@ func TestIdenticalFeatures(t *testing.T) {
 		}
 	}
 }
+
+// The full-rank start alpha = 0 skips its factorisation (problem.atZero):
+// its dual value, pair distances, gradient, best scaling and primal value
+// are those the factorisation of A = M gives, to rounding, on a Corel5k
+// window (or a synthetic one without the data) and on a random problem.
+func TestStartWithoutFactorisation(t *testing.T) {
+	x1, kt1, _ := window(t, 200)
+	x2, kt2 := randomProblem(40, 3, 8, 2)
+	for name, in := range map[string]*learners.Input{"window": {Features: x1, Target: kt1}, "random": {Features: x2, Target: kt2}} {
+		pr, err := setup(in, config{k: 5, c: 10, budget: 1, tol: 1e-4, maxIter: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ne := len(pr.pairs)
+		zero, g1, t1, g2, t2 := make([]float64, ne), make([]float64, ne), make([]float64, ne), make([]float64, ne), make([]float64, ne)
+		d1, err := pr.value(zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p1, s1, err := pr.gradient(zero, g1, t1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d2, p2, s2 := pr.atZero(g2, t2)
+		if relDiff(d2, d1) > 1e-12 || relDiff(p2, p1) > 1e-12 || math.Abs(s2-s1) > 1e-12 {
+			t.Fatalf("%s: D %g / %g, P %g / %g, scaling %g / %g (shortcut / factorised)", name, d2, d1, p2, p1, s2, s1)
+		}
+		for e := range t1 {
+			if math.Abs(t2[e]-t1[e]) > 1e-12*(1+math.Abs(t1[e])) || math.Abs(g2[e]-g1[e]) > 1e-12*(1+math.Abs(g1[e])) {
+				t.Fatalf("%s: pair %d: t %g / %g, g %g / %g", name, e, t2[e], t1[e], g2[e], g1[e])
+			}
+		}
+	}
+}
+
+// When no constraint binds at the start (a budget so small that K(0) keeps
+// every visual neighbour within its distance), alpha = 0 is optimal: the fit
+// stops there, and the kernel it returns, the start's candidate factorised
+// at the end, is sqrt(B) M / ||M||_F, M the centred tag kernel, computed
+// here by hand: PSD, proportional to M, with tr(KK) = B.
+func TestOptimumAtTheStart(t *testing.T) {
+	x, kt := randomProblem(40, 3, 8, 2)
+	in := &learners.Input{Features: x, Target: kt}
+	cfg := config{k: 5, c: 10, budget: 1e-6, tol: 1e-4, maxIter: 500}
+	out, s, err := (&Learner{cfg: cfg}).fit(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stats.Iterations != 0 || !out.Stats.Converged || s.evals != 1 {
+		t.Fatalf("stats %+v after %d factorisations, want 0 iterations and the one factorisation of the end", out.Stats, s.evals)
+	}
+	n := x.RawMatrix().Rows
+	m := mat.NewSymDense(n, nil)
+	mean, rows := 0.0, make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			rows[i] += kt.At(i, j) / float64(n)
+		}
+		mean += rows[i] / float64(n)
+	}
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			m.SetSym(i, j, kt.At(i, j)-rows[i]-rows[j]+mean)
+		}
+	}
+	want := scaledSym(m, s.pr.sqrtB/math.Sqrt(kernelmath.Frobenius(m, m)))
+	if d := frobDiff(out.Kernel, want); d > 1e-9*s.pr.sqrtB {
+		t.Fatalf("kernel differs from sqrt(B) M / ||M|| by %g (||K|| = %g)", d, s.pr.sqrtB)
+	}
+	if psd, err := kernelmath.IsPSD(out.Kernel, 1e-8); err != nil || !psd {
+		t.Fatalf("kernel not PSD (err %v)", err)
+	}
+}

@@ -3,6 +3,7 @@ package kernelmath
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -32,6 +33,7 @@ type RegLaplacian struct {
 	gamma   float64
 	tol     float64
 	maxIter int
+	pool    sync.Pool // Push's scratch
 }
 
 // NewRegLaplacian returns (I + gamma L)^-1 for the graph with adjacency adj

@@ -17,18 +17,22 @@ import (
 // PPR(s) = q + PPR(r); pushing a vertex v moves alpha r_v into q_v and
 // spreads (1-alpha) r_v A_wv / d_v to its neighbours w. It pushes every
 // vertex whose residual exceeds eps m d_v, m = |s|_1, so on return r_v <=
-// eps m d_v everywhere, and since PPR(r)_v <= d_v max_w r_w/d_w (PPR is
-// reversible: PPR(e_w)_v / d_v = PPR(e_v)_w / d_w), the returned values
-// y_v = q_v / sqrt(d_v) satisfy
+// eps m d_v everywhere. The residual's own share is then kept where it
+// lies: Push returns y = D^-1/2 (q + r), which loses none of the mass
+// (PPR keeps it) where q alone would drop what lies beyond the frontier
+// (on YouTube's groups, summing q ranked a user's top 10 groups as the
+// exact sums do for far fewer users; docs/scaling.md). Since
+// alpha r_v <= PPR(r)_v <= d_v max_w r_w/d_w (PPR is reversible:
+// PPR(e_w)_v / d_v = PPR(e_v)_w / d_w),
 //
-//	0 <= (K x)_v - y_v <= eps m sqrt(d_v)
+//	|(K x)_v - y_v| <= eps m sqrt(d_v),    sum_v sqrt(d_v) ((K x)_v - y_v) = 0,
 //
-// and, PPR keeping mass, sum_v sqrt(d_v) ((K x)_v - y_v) = |r|_1 exactly:
-// the residual mass Push returns (at most m). Each push moves more than
-// alpha eps m d_v into q, whose total stays below m, so the pushes visit
-// fewer than 1/(alpha eps) edges (unit weights; weights below 1 allow more
-// row entries a unit of degree): independent of x and of n. An isolated
-// vertex's K row is e_v (L is 0 there), and is returned as such.
+// and Push returns the residual mass |r|_1 (at most m) beside. Each push
+// moves more than alpha eps m d_v into q, whose total stays below m, so
+// the pushes visit fewer than 1/(alpha eps) edges (unit weights; weights
+// below 1 allow more row entries a unit of degree): independent of x and
+// of n. An isolated vertex's K row is e_v (L is 0 there), and is returned
+// as such.
 //
 // The vertices are returned in the order first touched (those of x
 // first), each once, with their values. Push is safe for concurrent use.
@@ -105,7 +109,7 @@ func (r *RegLaplacian) Push(idx []int, x []float64, eps float64) (out []int, val
 		out[i] = v
 		residual += w.r[v]
 		if s := r.invSqrt[v]; s != 0 {
-			val[i] = w.q[v] * s
+			val[i] = (w.q[v] + w.r[v]) * s
 		} else {
 			val[i] = w.q[v]
 		}
@@ -115,7 +119,7 @@ func (r *RegLaplacian) Push(idx []int, x []float64, eps float64) (out []int, val
 }
 
 // PushRow is Push for x = e_i: row i of K, within eps sqrt(d_i d_v) of
-// each entry (m = sqrt(d_i)).
+// each entry K(i, v) (m = sqrt(d_i)).
 func (r *RegLaplacian) PushRow(i int, eps float64) (out []int, val []float64, residual float64, err error) {
 	return r.Push([]int{i}, []float64{1}, eps)
 }

@@ -86,7 +86,6 @@ func (m *Model) regLapFolded(fu *social.FoldUser) func(add func(g int, x float64
 		return func(func(int, float64)) {} // no regularised Laplacian: its signal is 0
 	}
 	gamma := cmp.Or(m.settings.Kernels.Gamma, 1)
-	du := float64(len(fu.Friends))
 	if !m.regLapGroups.push {
 		dst := m.regLapFoldedSums(fu, gamma)
 		return func(add func(g int, x float64)) {
@@ -97,6 +96,7 @@ func (m *Model) regLapFolded(fu *social.FoldUser) func(add func(g int, x float64
 	}
 	var idx []int
 	var c []float64
+	du := float64(len(fu.Friends))
 	for _, w := range fu.Friends {
 		if dw := len(m.friends[w]); dw > 0 {
 			idx = append(idx, w)

@@ -94,3 +94,43 @@ func BenchmarkRegLaplacianPush(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGroupRankingYouTube is the CPU of one group ranking on demand
+// on YouTube, as a server ranks a user without a precomputed list: the
+// candidate groups scored by the group scorer the default training
+// chose, and by the regularised Laplacian alone (its pushed signal), top
+// 10, users in turn, nothing cached. Run it with -benchtime 200x -cpu 1;
+// it trains YouTube first (minutes).
+func BenchmarkGroupRankingYouTube(b *testing.B) {
+	root, ok := dataset.DataDir()
+	if !ok {
+		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
+	}
+	ds, _, err := social.LoadDir(filepath.Join(root, "social", "youtube"), social.ImportOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	trained, err := Train(context.Background(), ds, ds.FullView(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	trained = trained.WithCandidates()
+	if !trained.regLapGroups.push || trained.cached != nil || trained.top != nil {
+		b.Fatal("YouTube should push the regularised Laplacian and rank on demand, uncached")
+	}
+	b.Logf("group scorer chosen: %s", trained.groupScorer)
+	n := ds.N()
+	for _, scorer := range []string{trained.groupScorer, GroupRegLaplacian} {
+		b.Run(scorer, func(b *testing.B) {
+			m := *trained
+			m.groupScorer = scorer
+			cpu := cputime.Process()
+			for i := 0; b.Loop(); i++ {
+				if top, _ := m.topGroups((i*7919)%n, 10); len(top) != 10 {
+					b.Fatalf("%d groups", len(top))
+				}
+			}
+			b.ReportMetric((cputime.Process()-cpu).Seconds()/float64(b.N)*1e3, "cpu-ms/op")
+		})
+	}
+}

@@ -22,14 +22,7 @@ import (
 // in the pushed one, top10-same the share of users whose top 10 is the
 // same in the same order. Run it with -benchtime 1x -cpu 1.
 func BenchmarkRegLaplacianPush(b *testing.B) {
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "youtube"), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ds := youtube(b)
 	kernels, err := social.BuildKernels(context.Background(), ds, ds.FullView(), social.KernelOptions{Kernels: []string{social.KernelRegLaplacian}})
 	if err != nil {
 		b.Fatal(err)
@@ -102,14 +95,7 @@ func BenchmarkRegLaplacianPush(b *testing.B) {
 // 10, users in turn, nothing cached. Run it with -benchtime 200x -cpu 1;
 // it trains YouTube first (minutes).
 func BenchmarkGroupRankingYouTube(b *testing.B) {
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "youtube"), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ds := youtube(b)
 	trained, err := Train(context.Background(), ds, ds.FullView(), Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -133,4 +119,18 @@ func BenchmarkGroupRankingYouTube(b *testing.B) {
 			b.ReportMetric((cputime.Process()-cpu).Seconds()/float64(b.N)*1e3, "cpu-ms/op")
 		})
 	}
+}
+
+// youtube loads ../shared/data/social/youtube (skipping when absent).
+func youtube(b *testing.B) *social.Dataset {
+	b.Helper()
+	root, ok := dataset.DataDir()
+	if !ok {
+		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
+	}
+	ds, _, err := social.LoadDir(filepath.Join(root, "social", "youtube"), social.ImportOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ds
 }

@@ -90,10 +90,11 @@ func BenchmarkRegLaplacianPush(b *testing.B) {
 
 // BenchmarkGroupRankingYouTube is the CPU of one group ranking on demand
 // on YouTube, as a server ranks a user without a precomputed list: the
-// candidate groups scored by the group scorer the default training
-// chose, and by the regularised Laplacian alone (its pushed signal), top
-// 10, users in turn, nothing cached. Run it with -benchtime 200x -cpu 1;
-// it trains YouTube first (minutes).
+// candidate groups scored by the group scorer the default training chose
+// ("served=NAME"), by the learned combination with its fitted weights
+// (every signal, the pushed regularised Laplacian's among them) and by
+// mklr, top 10, users in turn, nothing cached. Run it with -benchtime
+// 200x -cpu 1; it trains YouTube first (minutes).
 func BenchmarkGroupRankingYouTube(b *testing.B) {
 	ds := youtube(b)
 	trained, err := Train(context.Background(), ds, ds.FullView(), Options{})
@@ -104,12 +105,15 @@ func BenchmarkGroupRankingYouTube(b *testing.B) {
 	if !trained.regLapGroups.push || trained.cached != nil || trained.top != nil {
 		b.Fatal("YouTube should push the regularised Laplacian and rank on demand, uncached")
 	}
-	b.Logf("group scorer chosen: %s", trained.groupScorer)
 	n := ds.N()
-	for _, scorer := range []string{trained.groupScorer, GroupRegLaplacian} {
-		b.Run(scorer, func(b *testing.B) {
+	for _, name := range []string{"served=" + trained.groupScorer, GroupLearned, GroupMKLR} {
+		b.Run(name, func(b *testing.B) {
 			m := *trained
-			m.groupScorer = scorer
+			if name == GroupLearned {
+				m.groupScorer, m.groupWeights = GroupLearned, trained.stats.GroupSelection.learnedWeights()
+			} else if name == GroupMKLR {
+				m.groupScorer = GroupMKLR
+			}
 			cpu := cputime.Process()
 			for i := 0; b.Loop(); i++ {
 				if top, _ := m.topGroups((i*7919)%n, 10); len(top) != 10 {

@@ -259,9 +259,9 @@ const regLapPushEps = 3e-6
 
 // regLapPushed returns a walk over the regularised-Laplacian signal of x
 // (sparse: x[i] at users idx[i]): for each group g, the sum over g's
-// members v of (K x)_v, K x pushed within eps and spread over the groups of the
-// users it touches, so that it costs the push's neighbourhood, not users
-// times groups.
+// members v of (K x)_v, K x pushed within eps and spread over the groups
+// of the users it touches, so that it costs the push's neighbourhood,
+// not users times groups.
 func (m *Model) regLapPushed(idx []int, x []float64, eps float64) func(add func(g int, x float64)) {
 	rl, ok := m.regLap.(*kernelmath.RegLaplacian)
 	if !ok {

@@ -313,13 +313,28 @@ func TestGroupCandidateRankingMatchesExact(t *testing.T) {
 	m.groupPerUser = false
 	seen, acc, gacc := make([]bool, n), make([]float64, n), make([]float64, ng)
 	covered, ranked, size, proper := 0, 0, 0, 0
+	// Each scorer as it is, and those with the regularised Laplacian's
+	// signal pushed as above RegLaplacianMaxEntries.
+	type variant struct {
+		scorer string
+		push   bool
+	}
+	var variants []variant
 	for _, scorer := range GroupScorers {
+		variants = append(variants, variant{scorer, false})
+		if scorer == GroupRegLaplacian || scorer == GroupLearned {
+			variants = append(variants, variant{scorer, true})
+		}
+	}
+	for _, vr := range variants {
+		scorer := vr.scorer
 		if scorer == GroupRegLaplacian && m.regLap == nil {
-			continue
+			t.Fatal("no regularised Laplacian: its scorer is untested")
 		}
 		ranked += n
 		c := *m
 		c.groupScorer = scorer
+		c.regLapGroups = &regLapGroups{push: vr.push}
 		for u := range n {
 			full := make([]float64, ng)
 			c.GroupScores(u, full)

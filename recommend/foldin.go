@@ -62,37 +62,72 @@ func (m *Model) FoldIn(id string, fu *social.FoldUser, absent []bool) (*Folded, 
 		combined:  func(v int) float64 { return fo.combined[v] }}
 	fo.who = subject{index: fu.Index, friends: fu.Friends, groups: fu.Groups,
 		combined: func(dst []float64) { copy(dst, fo.combined) },
-		regLap:   func(dst []float64) { m.regLapFolded(fu, dst) }}
+		regLap:   func() func(add func(g int, x float64)) { return m.regLapFolded(fu) }}
 	p := fu.Profile
 	fo.noData = len(fu.Friends) == 0 && len(fu.Groups) == 0 && len(fu.Comments) == 0 && fu.SelfComments == 0 &&
 		len(p.Photos) == 0 && len(p.Tags) == 0 && len(p.Places) == 0 && len(p.Faves) == 0
 	return fo, nil
 }
 
-// regLapFolded sets dst (one entry a group) to the regularised-Laplacian
-// signal of a user outside the kernel: S(u, g) = sum over g's members v
-// of K(u, v). A row of K = (I + gamma L)^-1 satisfies
+// regLapFolded returns the walk over the regularised-Laplacian signal
+// (subject.regLap) of a user outside the kernel: S(u, g) = sum over g's
+// members v of K(u, v). A row of K = (I + gamma L)^-1 satisfies
 // (1 + gamma) K(u, v) = [u = v] + gamma sum_{w ~ u} K(w, v) / sqrt(d_u d_w),
 // so S(u, g) = ([u in g] + gamma sum_{w ~ u} S(w, g) / sqrt(d_u d_w)) /
-// (1 + gamma) from its friends' signals (an isolated user: [u in g]).
+// (1 + gamma) from its friends' signals (an isolated user: [u in g]):
+// their precomputed sums, or above RegLaplacianMaxEntries one push of K
+// from its friends, weighted so (regLapPushed, within regLapPushEps).
 // APPROXIMATION: the friends' signals and degrees are those of the
 // trained graph, without u's own edges in it; for a user of the model
 // with unchanged friendships this is its signal to the solver's
-// tolerance.
-func (m *Model) regLapFolded(fu *social.FoldUser, dst []float64) {
-	clear(dst)
-	sums := m.regLapSums()
-	if sums == nil {
-		return // no regularised Laplacian: its signal is 0
+// tolerance (to the push's).
+func (m *Model) regLapFolded(fu *social.FoldUser) func(add func(g int, x float64)) {
+	if m.regLap == nil {
+		return func(func(int, float64)) {} // no regularised Laplacian: its signal is 0
 	}
+	gamma := cmp.Or(m.settings.Kernels.Gamma, 1)
+	if !m.regLapGroups.push {
+		dst := m.regLapFoldedSums(fu, gamma)
+		return func(add func(g int, x float64)) {
+			for g, x := range dst {
+				add(g, x)
+			}
+		}
+	}
+	var idx []int
+	var c []float64
+	du := float64(len(fu.Friends))
+	for _, w := range fu.Friends {
+		if dw := len(m.friends[w]); dw > 0 {
+			idx = append(idx, w)
+			c = append(c, gamma/((1+gamma)*math.Sqrt(du*float64(dw))))
+		}
+	}
+	own := 1.0
+	if len(fu.Friends) > 0 {
+		own = 1 / (1 + gamma)
+	}
+	friends := m.regLapPushed(idx, c, regLapPushEps)
+	return func(add func(g int, x float64)) {
+		for _, g := range fu.Groups {
+			add(g, own)
+		}
+		friends(add)
+	}
+}
+
+// regLapFoldedSums is regLapFolded's signal from the precomputed sums, one
+// entry a group.
+func (m *Model) regLapFoldedSums(fu *social.FoldUser, gamma float64) []float64 {
 	ng := len(m.members)
+	dst := make([]float64, ng)
+	sums := m.regLapSums()
 	for _, g := range fu.Groups {
 		dst[g] = 1
 	}
 	if len(fu.Friends) == 0 {
-		return
+		return dst
 	}
-	gamma := cmp.Or(m.settings.Kernels.Gamma, 1)
 	du := float64(len(fu.Friends))
 	for g := range dst {
 		s := 0.0
@@ -103,6 +138,7 @@ func (m *Model) regLapFolded(fu *social.FoldUser, dst []float64) {
 		}
 		dst[g] = (dst[g] + gamma*s) / (1 + gamma)
 	}
+	return dst
 }
 
 // Scores returns f(u, v) for the model's users v (not to be modified).

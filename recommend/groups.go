@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kernelrank/kernelrank/learners"
+	"github.com/kernelrank/kernelrank/learners/kit/kernelmath"
 	"github.com/kernelrank/kernelrank/learners/mklr"
 )
 
@@ -68,9 +69,10 @@ const (
 // the combined kernel's row) and one entry a member otherwise (f
 // unused; only for a subject whose entries are the model's: rowsFor
 // says which is cheaper). acc has one entry a group, all
-// zero, and is left so (unused for gs nil). Only the regularised
-// Laplacian's signal comes from sums over all users and groups
-// (regLapSums), bounded by RegLaplacianMaxEntries.
+// zero, and is left so (unused for gs nil). The regularised Laplacian's
+// signal is precomputed for every user and group up to
+// RegLaplacianMaxEntries (regLapSums) and pushed from u on demand above
+// (regLapPushed).
 func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst []float64) {
 	switch sig {
 	case 0:
@@ -110,15 +112,7 @@ func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst
 			}
 		})
 	case 3:
-		if gs == nil {
-			u.regLap(dst)
-			break
-		}
-		all := make([]float64, len(m.members))
-		u.regLap(all)
-		for i, g := range gs {
-			dst[i] = all[g]
-		}
+		m.spread(gs, acc, dst, u.regLap())
 	case sigCoMembers:
 		m.spread(gs, acc, dst, func(add func(g int, x float64)) {
 			for _, h := range u.groups {
@@ -147,9 +141,11 @@ type subject struct {
 	index   int   // in the model; -1 for a user folded in that it lacks
 	friends []int // visible friends, sorted
 	groups  []int // visible groups, sorted
-	// combined sets its row of the combined kernel, regLap (one entry a
-	// group) its regularised-Laplacian signal.
-	combined, regLap func(dst []float64)
+	// combined sets its row of the combined kernel; regLap returns a walk
+	// over its regularised-Laplacian signal by group (spread's), computed
+	// once so that walking twice costs no second push.
+	combined func(dst []float64)
+	regLap   func() func(add func(g int, x float64))
 	// own: its kernel entries are the model's, so sums over a group's
 	// members may read them one member at a time; a folded user's are
 	// only in its rows (groupSignal's rows).
@@ -160,13 +156,7 @@ type subject struct {
 func (m *Model) subject(u int) subject {
 	return subject{index: u, friends: m.friends[u], groups: m.groups[u], own: true,
 		combined: func(dst []float64) { m.combined.Row(u, dst) },
-		regLap: func(dst []float64) {
-			if sums := m.regLapSums(); sums != nil {
-				copy(dst, sums[u*len(m.members):(u+1)*len(m.members)])
-			} else {
-				clear(dst) // no regularised Laplacian: its signal is 0
-			}
-		}}
+		regLap:   func() func(add func(g int, x float64)) { return m.regLapOf(u) }}
 }
 
 // rowsOf is rowsFor for subject u: always rows for a folded user.
@@ -240,14 +230,65 @@ func (m *Model) rowsFor(gs []int) bool {
 	return false
 }
 
+// regLapOf returns the walk over user u's regularised-Laplacian signal
+// (subject.regLap): its precomputed sums (regLapSums), or above
+// RegLaplacianMaxEntries its pushed row spread over the groups of the
+// users it touches (regLapPushed). Without a regularised Laplacian the
+// walk adds nothing: the signal is 0.
+func (m *Model) regLapOf(u int) func(add func(g int, x float64)) {
+	if m.regLapGroups.push {
+		return m.regLapPushed([]int{u}, []float64{1}, regLapPushEps)
+	}
+	sums, ng := m.regLapSums(), len(m.members)
+	return func(add func(g int, x float64)) {
+		if sums == nil {
+			return
+		}
+		for g, x := range sums[u*ng : (u+1)*ng] {
+			add(g, x)
+		}
+	}
+}
+
+// regLapPushEps is the eps of the pushes of the regularised-Laplacian
+// group signal above RegLaplacianMaxEntries (kernelmath's
+// RegLaplacian.Push: a user's entries K(u, v) within eps sqrt(d_u d_v),
+// fewer than 2/eps edges visited at gamma 1). docs/scaling.md measured
+// the top-10 agreement with the exact sums on YouTube and the cost.
+const regLapPushEps = 3e-6
+
+// regLapPushed returns a walk over the regularised-Laplacian signal of x
+// (sparse: x[i] at users idx[i]): for each group g, the sum over g's
+// members v of (K x)_v, K x pushed within eps and spread over the groups
+// of the users it touches, so that it costs the push's neighbourhood,
+// not users times groups.
+func (m *Model) regLapPushed(idx []int, x []float64, eps float64) func(add func(g int, x float64)) {
+	rl, ok := m.regLap.(*kernelmath.RegLaplacian)
+	if !ok {
+		return func(func(int, float64)) {} // none built: the signal is 0
+	}
+	vs, ys, _, err := rl.Push(idx, x, eps)
+	if err != nil {
+		// Unreachable: the model's own users, weights positive and finite.
+		panic(fmt.Sprintf("recommend: regularised-Laplacian push: %v", err))
+	}
+	return func(add func(g int, x float64)) {
+		for i, v := range vs {
+			for _, g := range m.groups[v] {
+				add(g, ys[i])
+			}
+		}
+	}
+}
+
 // regLapSums returns, user-major, the regularised Laplacian applied to
 // every group's membership indicator (one CG solve a group rather than one
 // a user: BlogCatalog's 39 groups against its 10,312 users), computed on
-// first use; nil without a regularised Laplacian (split leaves it out when
-// this would exceed RegLaplacianMaxEntries).
+// first use; nil without a regularised Laplacian or above
+// RegLaplacianMaxEntries (regLapGroups.push).
 func (m *Model) regLapSums() []float64 {
 	r := m.regLapGroups
-	if m.regLap == nil || r == nil {
+	if m.regLap == nil || r == nil || r.push {
 		return nil
 	}
 	r.once.Do(func() {
@@ -269,10 +310,13 @@ func (m *Model) regLapSums() []float64 {
 	return r.sums
 }
 
-// regLapGroups holds regLapSums' result.
+// regLapGroups holds regLapSums' result, or says that the signal is
+// pushed per user instead (push: users times groups exceed
+// RegLaplacianMaxEntries).
 type regLapGroups struct {
 	once sync.Once
 	sums []float64
+	push bool
 }
 
 // groupNeedsStrength says whether the group scorer needs f(u, .).

@@ -415,3 +415,62 @@ func TestListwiseOffsetCountsCopies(t *testing.T) {
 		t.Errorf("offsets of the wrong length: %v", err)
 	}
 }
+
+// The pushed regularised-Laplacian signal (above RegLaplacianMaxEntries,
+// forced here) is the exact one within the push's bound: each member v's
+// K(u, v) is within regLapPushEps sqrt(d_u d_v), so a group's sum within
+// that summed over its members; a user's top groups are the exact ones up
+// to differences below twice the bound, and a folded user's signal (one push from its friends) is its
+// model signal.
+func TestRegLaplacianPushMatchesExactSums(t *testing.T) {
+	ds := localGroups(t)
+	m := trainT(t, ds, Options{Learner: "uniform"})
+	if m.regLap == nil || m.regLapGroups.push {
+		t.Fatal("a small network should have the exact regularised-Laplacian sums")
+	}
+	p := *m
+	p.regLapGroups = &regLapGroups{push: true}
+	n, ng := m.ds.N(), len(m.members)
+	const cg = 1e-7 // the exact sums' CG tolerance, generously
+	exact, pushed, folded := make([]float64, ng), make([]float64, ng), make([]float64, ng)
+	friends, groups := ds.Adjacency()
+	same := 0
+	for u := range n {
+		m.groupSignal(3, m.subject(u), nil, false, nil, nil, exact)
+		p.groupSignal(3, p.subject(u), nil, false, nil, nil, pushed)
+		most := 0.0 // the largest bound
+		for g := range ng {
+			bound := 0.0
+			for _, v := range m.members[g] {
+				bound += regLapPushEps * math.Sqrt(float64(len(m.friends[u])*len(m.friends[v])))
+			}
+			if math.Abs(exact[g]-pushed[g]) > bound+cg {
+				t.Fatalf("user %d group %d: exact %v, pushed %v: more than %v apart", u, g, exact[g], pushed[g], bound)
+			}
+			most = math.Max(most, bound)
+		}
+		// The r-th group pushed is within twice the largest bound of the
+		// r-th exact one; they differ only where the exact sums do by less.
+		want, _ := m.rankGroups(u, 5, exact)
+		got, _ := p.rankGroups(u, 5, pushed)
+		for r := range want {
+			if exact[got[r]] < exact[want[r]]-2*most-cg {
+				t.Fatalf("user %d: pushed top %v, exact %v: rank %d's exact sum %v is below %v by more than %v", u, got, want, r, exact[got[r]], exact[want[r]], 2*most)
+			}
+		}
+		if slices.Equal(got, want) {
+			same++
+		}
+		fo, err := p.FoldIn(ds.Users[u].ID, ds.FoldUser(u, friends[u], groups[u], ds), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.groupSignal(3, fo.who, nil, false, nil, nil, folded)
+		for g := range ng {
+			if math.Abs(folded[g]-pushed[g]) > 1e-3*math.Max(1, exact[g]) {
+				t.Fatalf("user %d group %d: folded in %v, pushed %v (exact %v)", u, g, folded[g], pushed[g], exact[g])
+			}
+		}
+	}
+	t.Logf("the pushed signal ranks the top 5 groups as the exact sums for %d of %d users", same, n)
+}

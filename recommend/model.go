@@ -326,7 +326,7 @@ func trainPipeline(ctx context.Context, ds *social.Dataset, view social.View, op
 	if err != nil {
 		return nil, err
 	}
-	base, target, regLap, err := split(kernels, view, n, len(ds.Groups), opts.Target)
+	base, target, regLap, err := split(kernels, view, n, opts.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -431,27 +431,25 @@ func Learners() []string {
 	return out
 }
 
-// RegLaplacianMaxEntries bounds users times groups for the regularised
-// Laplacian to score groups (GroupRegLaplacian, and its signal in
-// GroupLearned): its signal is the kernel applied to every group's
-// membership indicator, one conjugate-gradient solve a group, kept
-// user-major (8 bytes an entry: 64 MiB). Above it (a generated network of
-// 10,000 users and 3,900 groups) the signal would cost a solve a user, too
-// slow to validate on thousands of users or to rank a user's groups on
-// demand: it is 0 and the scorer is not a candidate.
+// RegLaplacianMaxEntries bounds users times groups for the exact
+// regularised-Laplacian group signal (GroupRegLaplacian, and its signal in
+// GroupLearned): the kernel applied to every group's membership
+// indicator, one conjugate-gradient solve a group, kept user-major (8
+// bytes an entry: 64 MiB; regLapSums). Above it (a generated network of
+// 10,000 users and 3,900 groups; YouTube) a solve a user would be too slow
+// to validate on thousands of users or to rank a user's groups on demand,
+// so each user's row is pushed locally instead, within regLapPushEps
+// (regLapPushed), on demand and in nothing users times groups.
 const RegLaplacianMaxEntries = 8 << 20
 
 // split separates the learned base kernels from the target (the
 // friendship matrix, or the groups kernel for TargetGroups) and from the
-// regularised Laplacian (nil when not built or when users times groups
-// exceed RegLaplacianMaxEntries), which only scores groups.
-func split(kernels []social.NamedKernel, view social.View, n, groups int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
+// regularised Laplacian (nil when not built), which only scores groups.
+func split(kernels []social.NamedKernel, view social.View, n int, target Target) (base []social.NamedKernel, y, regLap kernelmath.KernelMatrix, err error) {
 	for _, k := range kernels {
 		switch {
 		case k.Name == social.KernelRegLaplacian:
-			if n*groups <= RegLaplacianMaxEntries {
-				regLap = k.K
-			}
+			regLap = k.K
 		case target == TargetGroups && k.Name == social.KernelGroups:
 			y = k.K
 		default:
@@ -602,7 +600,7 @@ func newRelations(ds *social.Dataset, view social.View) relations {
 func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
-	m.regLapGroups = &regLapGroups{}
+	m.regLapGroups = &regLapGroups{push: n*len(m.members) > RegLaplacianMaxEntries}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

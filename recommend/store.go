@@ -345,7 +345,7 @@ func (m *Model) rebuildKernels(ctx context.Context, view social.View) error {
 	if err != nil {
 		return err
 	}
-	base, _, regLap, err := split(kernels, view, m.ds.N(), len(m.ds.Groups), m.settings.Target)
+	base, _, regLap, err := split(kernels, view, m.ds.N(), m.settings.Target)
 	if err != nil {
 		return err
 	}

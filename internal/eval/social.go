@@ -397,6 +397,13 @@ func groupTask(ctx context.Context, ds *social.Dataset, cfg SocialConfig, rng *r
 				}
 			}
 		}},
+		// The same groups for everyone, the largest first: the baseline a
+		// user-dependent score must beat.
+		{name: "popularity", score: func(_ int, score []float64) {
+			for g := range score {
+				score[g] = float64(len(members[g]))
+			}
+		}},
 	}
 	hasGroups := false
 	for _, k := range kernels {

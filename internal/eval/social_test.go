@@ -97,6 +97,10 @@ func TestSocialOnTheDemoNetwork(t *testing.T) {
 	if fv := get("groups", "friend-vote", "R@10"); fv < 0.3 {
 		t.Errorf("friend-vote R@10 = %.3f, want >= 0.3 of the hidden groups in the top 10 of 30", fv)
 	}
+	// Friends' groups say more than the groups' sizes alone.
+	if fv, pop := get("groups", "friend-vote", "MAP"), get("groups", "popularity", "MAP"); fv <= pop {
+		t.Errorf("friend-vote MAP %.3f <= popularity %.3f", fv, pop)
+	}
 	for _, m := range []string{"uniform+mklr", "kernel/visual", "kernel/comments", "kernel/faves"} {
 		get("friends", m, "P@10")
 	}

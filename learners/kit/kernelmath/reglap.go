@@ -3,6 +3,7 @@ package kernelmath
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -25,13 +26,16 @@ import (
 // sqrt(1+2 gamma)/2 ln(2 sqrt(1+2 gamma)/tol) iterations (gamma = 1,
 // tol = 1e-8: 18), each one product with A, O(nnz(A)). RowSums is one solve;
 // Diag is n solves (O(n iterations nnz(A)): avoid it on large graphs).
-// A RegLaplacian is safe for concurrent use.
+// Push and PushRow approximate K x and a row by local push instead, at a
+// cost set by their eps, not by n. A RegLaplacian is safe for concurrent
+// use.
 type RegLaplacian struct {
 	adj     *SparseSym
 	invSqrt []float64 // D^-1/2, 0 on isolated vertices
 	gamma   float64
 	tol     float64
 	maxIter int
+	pool    sync.Pool // Push's scratch
 }
 
 // NewRegLaplacian returns (I + gamma L)^-1 for the graph with adjacency adj

@@ -129,19 +129,21 @@ func nearVectors(cands []Candidate, u unionFind) {
 			continue
 		}
 		v := vec{i: i}
-		var size [projections]int
-		for k, x := range c.Visual {
-			b := k * projections / len(c.Visual)
-			v.norm += x * x
-			v.proj[b] += x
-			size[b]++
-		}
-		v.norm = math.Sqrt(v.norm)
-		for b, m := range size {
-			if m > 0 {
-				v.proj[b] /= math.Sqrt(float64(m))
+		d := len(c.Visual)
+		// Block b holds the features k with k * projections / d = b,
+		// from ceil(b d / projections) on: bounds, not a division per
+		// feature.
+		for b := range projections {
+			lo, hi := (b*d+projections-1)/projections, ((b+1)*d+projections-1)/projections
+			for _, x := range c.Visual[lo:hi] {
+				v.norm += x * x
+				v.proj[b] += x
+			}
+			if hi > lo {
+				v.proj[b] /= math.Sqrt(float64(hi - lo))
 			}
 		}
+		v.norm = math.Sqrt(v.norm)
 		vs = append(vs, v)
 	}
 	slices.SortFunc(vs, func(a, b vec) int { return cmp.Compare(a.norm, b.norm) })

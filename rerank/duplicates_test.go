@@ -320,15 +320,3 @@ func TestFitEachCopyFitsEveryCandidate(t *testing.T) {
 		t.Error("the kernel is not the one fitted on every candidate")
 	}
 }
-
-// BenchmarkDuplicates is near-duplicate detection on the Corel5k sky
-// window (200 distinct 0/1 vectors, whose norms take a few values): a
-// search runs it for the learner and again for VisualRank.
-func BenchmarkDuplicates(b *testing.B) {
-	cands := corelWindow(b, "sky")
-	for b.Loop() {
-		if _, dup := duplicates(cands); dup {
-			b.Fatal("near-duplicates in the sky window")
-		}
-	}
-}

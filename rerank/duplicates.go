@@ -156,6 +156,9 @@ func nearVectors(cands []Candidate, u unionFind) {
 		for b := range projections {
 			lo, hi := (b*d+projections-1)/projections, ((b+1)*d+projections-1)/projections
 			for k, x := range c.Visual[lo:hi] {
+				if x == 0 {
+					continue // adds nothing: sparse features skip most
+				}
 				v.norm += x * x
 				v.proj[b] += x
 				v.key += x * dir[lo+k]
@@ -179,10 +182,12 @@ func nearVectors(cands []Candidate, u unionFind) {
 			if y.key-x.key > reach {
 				break
 			}
+			if u.find(x.i) == u.find(y.i) {
+				continue
+			}
 			lim := tol * math.Max(x.norm, y.norm)
 			lim2 := lim * lim
-			if math.Abs(y.norm-x.norm) > lim || u.find(x.i) == u.find(y.i) ||
-				sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
+			if math.Abs(y.norm-x.norm) > lim || sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
 				len(cands[x.i].Visual) != len(cands[y.i].Visual) ||
 				sqDist(cands[x.i].Visual, cands[y.i].Visual, lim2) > lim2 {
 				continue

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"sync"
 
+	"github.com/kernelrank/kernelrank/internal/vecmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -136,7 +138,8 @@ func ProjectPSD(k *mat.SymDense) (*mat.SymDense, []float64, error) {
 // over lambda < 0. A nearly PSD matrix, such as a clipped kernel, costs the
 // tridiagonalisation and its few negative pairs.
 func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
-	var pe PartialEigen
+	pe := psdEigen.Get().(*PartialEigen)
+	defer psdEigen.Put(pe)
 	if err := pe.Factorize(a); err != nil {
 		return nil, err
 	}
@@ -158,18 +161,37 @@ func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
 	if lo == 0 {
 		return out, nil
 	}
+	v.ReuseAs(n, lo)
 	if err := pe.VectorsTo(&v, 0, lo); err != nil {
 		return nil, err
 	}
-	for c := 0; c < lo; c++ {
-		s := math.Sqrt(-vals[c])
-		for r := 0; r < n; r++ {
-			v.Set(r, c, v.At(r, c)*s)
+	// out -= sum over c of lambda_c v_c v_c^T, row by row of out, one
+	// AXPY along v_c (transposed to be contiguous) a row and pair: long
+	// unit-stride kernels, where Dsyrk forms each entry from a short dot
+	// product.
+	vt := Scratch(lo * n)
+	defer Release(vt)
+	vr := v.RawMatrix()
+	for r := 0; r < n; r++ {
+		for c, x := range vr.Data[r*vr.Stride : r*vr.Stride+lo] {
+			vt[c*n+r] = x
 		}
 	}
-	out.SymRankK(out, 1, &v)
+	raw := out.RawSymmetric()
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		for c, l := range vals[:lo] {
+			vc := vt[c*n : c*n+n]
+			if w := -l * vc[i]; w != 0 {
+				vecmath.AddScaled(row, w, vc[i:])
+			}
+		}
+	}
 	return out, nil
 }
+
+// psdEigen keeps PSDPart's eigensolver workspaces between calls.
+var psdEigen = sync.Pool{New: func() any { return new(PartialEigen) }}
 
 // FromEigen rebuilds sum over eigenvalues > floor of lambda v v^T, the
 // projection onto the span of those eigenvectors with the rest dropped.

@@ -592,5 +592,7 @@ func (pr *problem) kernel(c *candidate) *mat.SymDense {
 	if c.y == nil {
 		return mat.NewSymDense(pr.n, nil)
 	}
-	return kernelmath.FromEigen(c.w, c.y, math.Inf(-1))
+	k := mat.NewSymDense(pr.n, nil)
+	kernelmath.AddWeightedOuter(k, c.y, c.w)
+	return k
 }

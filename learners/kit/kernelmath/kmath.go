@@ -161,33 +161,44 @@ func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
 	if lo == 0 {
 		return out, nil
 	}
-	v.ReuseAs(n, lo)
-	if err := pe.VectorsTo(&v, 0, lo); err != nil {
+	vn := mat.NewDense(n, lo, Scratch(n*lo))
+	defer Release(vn.RawMatrix().Data)
+	if err := pe.VectorsTo(vn, 0, lo); err != nil {
 		return nil, err
 	}
-	// out -= sum over c of lambda_c v_c v_c^T, row by row of out, one
-	// AXPY along v_c (transposed to be contiguous) a row and pair: long
-	// unit-stride kernels, where Dsyrk forms each entry from a short dot
-	// product.
-	vt := Scratch(lo * n)
-	defer Release(vt)
-	vr := v.RawMatrix()
+	neg := vals[:lo]
+	for c := range neg {
+		neg[c] = -neg[c]
+	}
+	AddWeightedOuter(out, vn, neg)
+	return out, nil
+}
+
+// AddWeightedOuter adds sum over c of w_c y_c y_c^T to the upper triangle
+// of out, y_c the columns of y (n x p). It goes row by row of out, one
+// AXPY along y_c (copied to be contiguous) a row and column: long
+// unit-stride kernels, where Dsyrk (SymOuterK, FromEigen) forms each entry
+// from a short dot product; the sums agree to rounding.
+func AddWeightedOuter(out *mat.SymDense, y *mat.Dense, w []float64) {
+	n, p := y.Dims()
+	yt := Scratch(p * n)
+	defer Release(yt)
+	yr := y.RawMatrix()
 	for r := 0; r < n; r++ {
-		for c, x := range vr.Data[r*vr.Stride : r*vr.Stride+lo] {
-			vt[c*n+r] = x
+		for c, x := range yr.Data[r*yr.Stride : r*yr.Stride+p] {
+			yt[c*n+r] = x
 		}
 	}
 	raw := out.RawSymmetric()
 	for i := 0; i < n; i++ {
 		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
-		for c, l := range vals[:lo] {
-			vc := vt[c*n : c*n+n]
-			if w := -l * vc[i]; w != 0 {
-				vecmath.AddScaled(row, w, vc[i:])
+		for c, wc := range w {
+			yc := yt[c*n : c*n+n]
+			if a := wc * yc[i]; a != 0 {
+				vecmath.AddScaled(row, a, yc[i:])
 			}
 		}
 	}
-	return out, nil
 }
 
 // psdEigen keeps PSDPart's eigensolver workspaces between calls.

@@ -292,3 +292,38 @@ func TestPSDPartOfAClippedKernel(t *testing.T) {
 		}
 	}
 }
+
+// AddWeightedOuter adds Y diag(w) Y^T, which FromEigen (Dsyrk) forms
+// directly: the two agree to rounding, zero weights included.
+func TestAddWeightedOuterMatchesFromEigen(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 5))
+	n, p := 50, 12
+	y := mat.NewDense(n, p, nil)
+	w := make([]float64, p)
+	for c := range w {
+		if c%4 != 0 {
+			w[c] = r.Float64() * 10
+		}
+		for i := 0; i < n; i++ {
+			y.Set(i, c, r.NormFloat64())
+		}
+	}
+	base := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			base.SetSym(i, j, r.NormFloat64())
+		}
+	}
+	got := mat.NewSymDense(n, nil)
+	got.CopySym(base)
+	AddWeightedOuter(got, y, w)
+	want := FromEigen(w, y, math.Inf(-1))
+	want.AddSym(want, base)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-12*math.Max(1, math.Abs(want.At(i, j))) {
+				t.Fatalf("(%d,%d) = %v, want %v", i, j, got.At(i, j), want.At(i, j))
+			}
+		}
+	}
+}

@@ -72,7 +72,7 @@ func kernel(ctx context.Context, r *learners.Resolved, w Window, eachCopy bool) 
 	var cl clusters
 	dup := false
 	if r.Learned() && !eachCopy {
-		d := w.duplicates()
+		d := w.clusters()
 		cl, dup = d.cl, d.some && len(d.cl.members) >= minRerank
 	}
 	fitOn := cands

@@ -241,9 +241,9 @@ type nearDuplicates struct {
 	some bool
 }
 
-// duplicates returns w's near-duplicate clusters: Split's, or found now
+// clusters returns w's near-duplicate clusters: Split's, or found now
 // for a Window built by hand.
-func (w Window) duplicates() *nearDuplicates {
+func (w Window) clusters() *nearDuplicates {
 	if w.dups != nil {
 		return w.dups
 	}
@@ -300,7 +300,7 @@ func (p *Plan) Rank(k *mat.SymDense, w Window) ([]Result, int) {
 			results = append(results, Result{ID: c.ID, TextScore: c.TextScore, VisualRank: 1 / float64(len(ranked))})
 		}
 	default:
-		v := scores(k, ranked, w.duplicates(), p.opt.Prior, p.opt.Affinity, p.opt.Damping)
+		v := scores(k, ranked, w.clusters(), p.opt.Prior, p.opt.Affinity, p.opt.Damping)
 		results = explain(results, ranked, v, p.opt)
 		kernelmath.Release(v.s.RawMatrix().Data)
 		iter = v.iter

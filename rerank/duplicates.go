@@ -111,50 +111,83 @@ func (u unionFind) union(i, j int) {
 const projections = 8
 
 // nearVectors joins in u the candidates whose visual vectors are within
-// NearDuplicateDistance. It sweeps the vectors in order
-// of their norms (two vectors are no nearer than their norms' difference)
-// and compares first their projections on projections orthonormal block
-// indicators (no longer than the vectors' difference), so that the exact
-// distance is computed for a few pairs, and not for two already joined
-// (a window of one vector repeated costs one distance a candidate).
+// NearDuplicateDistance. It sweeps the vectors in order of their
+// projection on a fixed unit direction (two vectors are no nearer than
+// their projections' difference, and than their norms') and compares
+// first their projections on projections orthonormal block indicators (no
+// longer than the vectors' difference), so that the exact distance is
+// computed for a few pairs, and not for two already joined (a window of
+// one vector repeated costs one distance a candidate). The direction's
+// weights are spread out, so that vectors of one norm, such as the 0/1
+// vectors of Corel5k whose norms take a few values, still fall apart.
 func nearVectors(cands []Candidate, u unionFind) {
 	type vec struct {
-		i    int
-		norm float64
-		proj [projections]float64
+		i         int
+		key, norm float64
+		proj      [projections]float64
+	}
+	dims := 0
+	for _, c := range cands {
+		dims = max(dims, len(c.Visual))
+	}
+	dir := make([]float64, dims)
+	dn := 0.0
+	for k := range dir {
+		// Fractional parts of multiples of the golden ratio: distinct,
+		// and no small integer combination of them cancels.
+		_, f := math.Modf(float64(k+1) * 0.6180339887498949)
+		dir[k] = f - 0.5
+		dn += dir[k] * dir[k]
+	}
+	for k := range dir {
+		dir[k] /= math.Sqrt(dn)
 	}
 	vs := make([]vec, 0, len(cands))
+	top := 0.0 // the largest norm
 	for i, c := range cands {
 		if len(c.Visual) == 0 {
 			continue
 		}
 		v := vec{i: i}
-		var size [projections]int
-		for k, x := range c.Visual {
-			b := k * projections / len(c.Visual)
-			v.norm += x * x
-			v.proj[b] += x
-			size[b]++
-		}
-		v.norm = math.Sqrt(v.norm)
-		for b, m := range size {
-			if m > 0 {
-				v.proj[b] /= math.Sqrt(float64(m))
+		d := len(c.Visual)
+		// Block b holds the features k with k * projections / d = b,
+		// from ceil(b d / projections) on: bounds, not a division per
+		// feature.
+		for b := range projections {
+			lo, hi := (b*d+projections-1)/projections, ((b+1)*d+projections-1)/projections
+			for k, x := range c.Visual[lo:hi] {
+				if x == 0 {
+					continue // adds nothing: sparse features skip most
+				}
+				v.norm += x * x
+				v.proj[b] += x
+				v.key += x * dir[lo+k]
+			}
+			if hi > lo {
+				v.proj[b] /= math.Sqrt(float64(hi - lo))
 			}
 		}
+		v.norm = math.Sqrt(v.norm)
+		top = math.Max(top, v.norm)
 		vs = append(vs, v)
 	}
-	slices.SortFunc(vs, func(a, b vec) int { return cmp.Compare(a.norm, b.norm) })
+	slices.SortFunc(vs, func(a, b vec) int { return cmp.Compare(a.key, b.key) })
 	tol := NearDuplicateDistance
+	// Two near-duplicates' keys differ by at most tol times the larger
+	// norm, so by at most reach (with a margin for the keys' rounding).
+	reach := tol * top * (1 + 1e-9)
 	for a := range vs {
 		for b := a + 1; b < len(vs); b++ {
 			x, y := &vs[a], &vs[b]
-			lim := tol * y.norm // y.norm is the larger
-			if y.norm-x.norm > lim {
+			if y.key-x.key > reach {
 				break
 			}
+			if u.find(x.i) == u.find(y.i) {
+				continue
+			}
+			lim := tol * math.Max(x.norm, y.norm)
 			lim2 := lim * lim
-			if u.find(x.i) == u.find(y.i) || sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
+			if math.Abs(y.norm-x.norm) > lim || sqDist(x.proj[:], y.proj[:], lim2) > lim2 ||
 				len(cands[x.i].Visual) != len(cands[y.i].Visual) ||
 				sqDist(cands[x.i].Visual, cands[y.i].Visual, lim2) > lim2 {
 				continue

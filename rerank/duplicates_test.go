@@ -312,11 +312,43 @@ func TestFitEachCopyFitsEveryCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, stats, err := p.Kernel(t.Context(), cands)
+	got, stats, err := p.Kernel(t.Context(), p.Split(cands))
 	if err != nil || stats.Iterations != want.Stats.Iterations {
 		t.Fatalf("%+v, %v; want %d iterations", stats, err, want.Stats.Iterations)
 	}
 	if !mat.EqualApprox(got, want.Kernel, 0) {
 		t.Error("the kernel is not the one fitted on every candidate")
+	}
+}
+
+// Split finds a window's near-duplicate clusters once, for the learner and
+// for VisualRank: on the repeated sky window (50 clusters of four) npk-fused
+// ranks Split's window as it ranks one built by hand, whose clusters the
+// kernel and the ranking each find again, bit for bit.
+func TestSplitFindsTheClustersOnce(t *testing.T) {
+	cands := repeated(t)
+	p, err := NewPlan(Options{Voters: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Split(cands)
+	if w.dups == nil || !w.dups.some || len(w.dups.cl.members) != 50 {
+		t.Fatalf("Split's clusters %+v, want 50 of four", w.dups)
+	}
+	rank := func(w Window) ([]Result, *mat.SymDense) {
+		k, _, err := p.Kernel(t.Context(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := p.Rank(k, w)
+		return res, k
+	}
+	got, kGot := rank(w)
+	want, kWant := rank(Window{Ranked: cands})
+	if !mat.Equal(kGot, kWant) || !reflect.DeepEqual(got, want) {
+		t.Fatal("Split's window ranks otherwise than a window built by hand")
+	}
+	if got[0].NearDuplicates != 3 {
+		t.Fatalf("the top result has %d near-duplicates, want 3", got[0].NearDuplicates)
 	}
 }

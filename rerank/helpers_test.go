@@ -16,16 +16,16 @@ func rerankAll(ctx context.Context, cands []Candidate, opt Options) ([]Result, I
 func (p *Plan) rerankAll(ctx context.Context, cands []Candidate) ([]Result, Info, error) {
 	o := p.Options()
 	info := Info{Strategy: o.Strategy, Prior: o.Prior, Affinity: o.Affinity}
-	ranked, rest := p.Split(cands)
-	if !p.Votes(ranked) {
-		res, _ := p.Rank(nil, ranked, rest)
+	w := p.Split(cands)
+	if !p.Votes(w) {
+		res, _ := p.Rank(nil, w)
 		return res, info, nil
 	}
-	k, stats, err := p.Kernel(ctx, ranked)
+	k, stats, err := p.Kernel(ctx, w)
 	if err != nil {
 		return nil, info, err
 	}
-	res, iter := p.Rank(k, ranked, rest)
+	res, iter := p.Rank(k, w)
 	info.Learner, info.Iterations, info.Warning = stats, iter, p.Warning(stats)
 	return res, info, nil
 }

@@ -49,31 +49,31 @@ func resolve(strategy string, params json.RawMessage) (*learners.Resolved, error
 	return r, nil
 }
 
-// Kernel computes the kernel of ranked (Split's), with the learner's
-// statistics when a learner fitted it (nil for a fixed kernel). A panic
-// in the learner is returned as a *PanicError.
-func (p *Plan) Kernel(ctx context.Context, ranked []Candidate) (*mat.SymDense, *learners.Stats, error) {
-	return kernel(ctx, p.r, ranked, p.opt.FitEachCopy)
+// Kernel computes the kernel of w's ranked candidates (Split's window),
+// with the learner's statistics when a learner fitted it (nil for a fixed
+// kernel). A panic in the learner is returned as a *PanicError.
+func (p *Plan) Kernel(ctx context.Context, w Window) (*mat.SymDense, *learners.Stats, error) {
+	return kernel(ctx, p.r, w, p.opt.FitEachCopy)
 }
 
-// kernel fits r's kernel of cands, from what a search has of them: their
-// visual features, their tag kernel as the target, and (for the learners
-// that combine kernels) the linear visual and tag kernels.
-func kernel(ctx context.Context, r *learners.Resolved, cands []Candidate, eachCopy bool) (k *mat.SymDense, stats *learners.Stats, err error) {
+// kernel fits r's kernel of w's ranked candidates, from what a search has
+// of them: their visual features, their tag kernel as the target, and (for
+// the learners that combine kernels) the linear visual and tag kernels.
+func kernel(ctx context.Context, r *learners.Resolved, w Window, eachCopy bool) (k *mat.SymDense, stats *learners.Stats, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			k, stats, err = nil, nil, &PanicError{Strategy: r.Spec.Name, Value: v, Stack: debug.Stack()}
 		}
 	}()
+	cands := w.Ranked
 	needs := r.Needs
 	in := &learners.Input{}
 	// A learner fits one point a cluster of near-duplicates (duplicates.go).
 	var cl clusters
 	dup := false
 	if r.Learned() && !eachCopy {
-		if cl, dup = duplicates(cands); dup && len(cl.members) < minRerank {
-			dup = false
-		}
+		d := w.clusters()
+		cl, dup = d.cl, d.some && len(d.cl.members) >= minRerank
 	}
 	fitOn := cands
 	if dup {

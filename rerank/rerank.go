@@ -222,33 +222,71 @@ func (p *Plan) Learner() string {
 // which keeps the text order).
 func (p *Plan) reranks() bool { return p.r.Spec.Kind != learners.KindOrder }
 
-// Split returns the candidates the kernel is over, and the rest: those
-// without visual features, for a visual kernel, which keep their text
-// order after the ranked ones.
-func (p *Plan) Split(cands []Candidate) (ranked, rest []Candidate) {
-	if !p.visual || !slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
-		return cands, nil // the usual case: no copy
-	}
-	for _, c := range cands {
-		if len(c.Visual) > 0 {
-			ranked = append(ranked, c)
-		} else {
-			rest = append(rest, c)
-		}
-	}
-	return ranked, rest
+// Window is a search's candidates as the stages after Split take them.
+type Window struct {
+	// Ranked are the candidates the kernel is over; Rest, for a visual
+	// kernel, those without visual features, which keep their text order
+	// after the ranked ones.
+	Ranked, Rest []Candidate
+	// dups are Ranked's near-duplicate clusters (duplicates.go), found
+	// once by Split for both the learner, which fits one point a
+	// cluster, and VisualRank, which counts a cluster's vote once.
+	dups *nearDuplicates
 }
 
-// Votes reports whether Rank needs a kernel of ranked: a re-ranking plan
-// and at least three candidates (with two, VisualRank gives both the same
-// score whatever the kernel).
-func (p *Plan) Votes(ranked []Candidate) bool { return p.reranks() && len(ranked) >= minRerank }
+// nearDuplicates are a window's near-duplicate clusters; some is false
+// when every cluster has one member.
+type nearDuplicates struct {
+	cl   clusters
+	some bool
+}
 
-// Rank orders ranked by VisualRank over kernel k with the plan's prior,
-// affinity and damping, lists each result's top voters, and appends rest
-// in text order; with k nil (raw, or too few candidates to vote) the text
-// order stands. It returns the results and VisualRank's iteration count.
-func (p *Plan) Rank(k *mat.SymDense, ranked, rest []Candidate) ([]Result, int) {
+// clusters returns w's near-duplicate clusters: Split's, or found now
+// for a Window built by hand.
+func (w Window) clusters() *nearDuplicates {
+	if w.dups != nil {
+		return w.dups
+	}
+	return findDuplicates(w.Ranked)
+}
+
+func findDuplicates(cands []Candidate) *nearDuplicates {
+	cl, some := duplicates(cands)
+	return &nearDuplicates{cl, some}
+}
+
+// Split returns the window: the candidates the kernel is over and the
+// rest (see Window), with the near-duplicate clusters when the plan votes.
+func (p *Plan) Split(cands []Candidate) Window {
+	w := Window{Ranked: cands}
+	if p.visual && slices.ContainsFunc(cands, func(c Candidate) bool { return len(c.Visual) == 0 }) {
+		w.Ranked = nil
+		for _, c := range cands {
+			if len(c.Visual) > 0 {
+				w.Ranked = append(w.Ranked, c)
+			} else {
+				w.Rest = append(w.Rest, c)
+			}
+		}
+	}
+	if p.Votes(w) {
+		w.dups = findDuplicates(w.Ranked)
+	}
+	return w
+}
+
+// Votes reports whether Rank needs a kernel of w's ranked candidates: a
+// re-ranking plan and at least three of them (with two, VisualRank gives
+// both the same score whatever the kernel).
+func (p *Plan) Votes(w Window) bool { return p.reranks() && len(w.Ranked) >= minRerank }
+
+// Rank orders w's ranked candidates by VisualRank over kernel k with the
+// plan's prior, affinity and damping, lists each result's top voters, and
+// appends the rest in text order; with k nil (raw, or too few candidates
+// to vote) the text order stands. It returns the results and VisualRank's
+// iteration count.
+func (p *Plan) Rank(k *mat.SymDense, w Window) ([]Result, int) {
+	ranked, rest := w.Ranked, w.Rest
 	results := make([]Result, 0, len(ranked)+len(rest))
 	iter := 0
 	switch {
@@ -262,7 +300,7 @@ func (p *Plan) Rank(k *mat.SymDense, ranked, rest []Candidate) ([]Result, int) {
 			results = append(results, Result{ID: c.ID, TextScore: c.TextScore, VisualRank: 1 / float64(len(ranked))})
 		}
 	default:
-		v := scores(k, ranked, p.opt.Prior, p.opt.Affinity, p.opt.Damping)
+		v := scores(k, ranked, w.clusters(), p.opt.Prior, p.opt.Affinity, p.opt.Damping)
 		results = explain(results, ranked, v, p.opt)
 		kernelmath.Release(v.s.RawMatrix().Data)
 		iter = v.iter
@@ -290,7 +328,7 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 	if err != nil || r.Spec.Kind == learners.KindOrder {
 		return nil, nil, err
 	}
-	return kernel(ctx, r, cands, false)
+	return kernel(ctx, r, Window{Ranked: cands}, false)
 }
 
 // Scores runs VisualRank over the affinities of kernel k with the given prior,
@@ -300,7 +338,7 @@ func Kernel(ctx context.Context, cands []Candidate, strategy string, params json
 // The matrix is on kernelmath.Scratch storage: kernelmath.Release(s.RawMatrix().Data)
 // hands it back when done.
 func Scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) ([]float64, *mat.Dense, int) {
-	v := scores(k, cands, priorKind, affinity, damping)
+	v := scores(k, cands, findDuplicates(cands), priorKind, affinity, damping)
 	return v.vr, v.s, v.iter
 }
 
@@ -316,9 +354,11 @@ type votes struct {
 	iter   int
 }
 
-func scores(k *mat.SymDense, cands []Candidate, priorKind, affinity string, damping float64) votes {
+// scores runs VisualRank over kernel k of cands, whose near-duplicate
+// clusters are dups.
+func scores(k *mat.SymDense, cands []Candidate, dups *nearDuplicates, priorKind, affinity string, damping float64) votes {
 	v := votes{nodes: cands}
-	cl, dup := duplicates(cands)
+	cl, dup := dups.cl, dups.some
 	if dup {
 		k, v.nodes = cl.collapse(k, cands)
 		v.cl = cl

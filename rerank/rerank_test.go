@@ -401,15 +401,15 @@ func TestPlanRanksByTheGivenKernel(t *testing.T) {
 	}
 	rbf, _ := NewPlan(Options{Strategy: "rbf"})
 	lin, _ := NewPlan(Options{Strategy: "linear", Voters: 2})
-	ranked, rest := lin.Split(cands)
-	if len(ranked) != 4 || len(rest) != 1 || !lin.Votes(ranked) {
-		t.Fatalf("split %d + %d, want the 4 with features and the one without", len(ranked), len(rest))
+	w := lin.Split(cands)
+	if len(w.Ranked) != 4 || len(w.Rest) != 1 || !lin.Votes(w) {
+		t.Fatalf("split %d + %d, want the 4 with features and the one without", len(w.Ranked), len(w.Rest))
 	}
-	k, _, err := rbf.Kernel(ctx, ranked)
+	k, _, err := rbf.Kernel(ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := lin.Rank(k, ranked, rest); !reflect.DeepEqual(got, want) {
+	if got, _ := lin.Rank(k, w); !reflect.DeepEqual(got, want) {
 		t.Errorf("ranked by the rbf kernel: %+v, want %+v", got, want)
 	}
 }

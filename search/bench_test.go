@@ -117,13 +117,13 @@ func BenchmarkKernel200(b *testing.B) {
 	b.Run("poly-compute", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := p.Kernel(ctx, w.Candidates); err != nil {
+			if _, _, err := p.Kernel(ctx, p.Split(w.Candidates)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("fetch", func(b *testing.B) {
-		k, _, err := p.Kernel(ctx, w.Candidates)
+		k, _, err := p.Kernel(ctx, p.Split(w.Candidates))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -78,17 +78,18 @@ func (e *Engine) fetchRanking(ctx context.Context, p *plan, ttl time.Duration, t
 	return r, st, nil
 }
 
-// kernel returns the kernel of ranked with rr over the corpus version, the
+// kernel returns the kernel of w's ranked candidates with rr over the corpus version, the
 // learner's statistics (nil for a fixed kernel) and the kernel cache's
 // status. A learned kernel goes through the cache as float32, and is
 // converted from float32 on a miss and with the cache off too, so that the
 // ranking never depends on where the kernel came from; a fixed one is
 // computed (Options.KernelTTL says why).
-func (e *Engine) kernel(ctx context.Context, version string, rr *rerank.Plan, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, cache.Status, error) {
+func (e *Engine) kernel(ctx context.Context, version string, rr *rerank.Plan, w rerank.Window) (*mat.SymDense, *learners.Stats, cache.Status, error) {
 	if rr.Learner() == "" {
-		k, stats, err := e.fit(ctx, rr, ranked)
+		k, stats, err := e.fit(ctx, rr, w)
 		return k, stats, cache.Off, err
 	}
+	ranked := w.Ranked
 	parts := make([]string, 0, len(ranked)+1)
 	parts = append(parts, version)
 	for _, c := range ranked {
@@ -96,7 +97,7 @@ func (e *Engine) kernel(ctx context.Context, version string, rr *rerank.Plan, ra
 	}
 	key := cache.Key{Kind: kindKernel, Learner: rr.Learner(), Params: cache.HashStrings(rr.Params()), Input: cache.HashStrings(parts...)}
 	v, st, err := e.ld.Fetch(ctx, key, e.opt.KernelTTL, func(ctx context.Context) (cache.Value, error) {
-		k, stats, err := e.fit(ctx, rr, ranked)
+		k, stats, err := e.fit(ctx, rr, w)
 		if err != nil {
 			return cache.Value{}, err
 		}
@@ -112,9 +113,11 @@ func (e *Engine) kernel(ctx context.Context, version string, rr *rerank.Plan, ra
 	return k, stats, st, nil
 }
 
-// fit computes the kernel of ranked with rr: an expensive one (Plan.Expensive)
-// in a slot of the engine's gate, a learned one within the learner deadline.
-func (e *Engine) fit(ctx context.Context, rr *rerank.Plan, ranked []rerank.Candidate) (*mat.SymDense, *learners.Stats, error) {
+// fit computes the kernel of w's ranked candidates with rr: an expensive
+// one (Plan.Expensive) in a slot of the engine's gate, a learned one within
+// the learner deadline.
+func (e *Engine) fit(ctx context.Context, rr *rerank.Plan, w rerank.Window) (*mat.SymDense, *learners.Stats, error) {
+	ranked := w.Ranked
 	if rr.Expensive(len(ranked), e.ix.Dim()) {
 		release, err := e.opt.Expensive.Acquire(ctx)
 		if err != nil {
@@ -123,11 +126,11 @@ func (e *Engine) fit(ctx context.Context, rr *rerank.Plan, ranked []rerank.Candi
 		defer release()
 	}
 	if e.opt.LearnerTimeout <= 0 || rr.Learner() == "" {
-		return rr.Kernel(ctx, ranked)
+		return rr.Kernel(ctx, w)
 	}
 	fitCtx, cancel := context.WithTimeout(ctx, e.opt.LearnerTimeout)
 	defer cancel()
-	k, s, err := rr.Kernel(fitCtx, ranked)
+	k, s, err := rr.Kernel(fitCtx, w)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return nil, nil, fmt.Errorf("%w: %s took longer than %s on %d candidates (a smaller window or a low rank, params {\"rank\":%d}, costs less): %w",
 			ErrLearnerDeadline, rr.Options().Strategy, e.opt.LearnerTimeout, len(ranked), e.opt.FallbackRank, err)

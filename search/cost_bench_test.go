@@ -67,15 +67,15 @@ func BenchmarkWindowCost(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					ranked, rest := served.plan.Split(w.Candidates)
-					if !served.plan.Votes(ranked) {
+					win := served.plan.Split(w.Candidates)
+					if !served.plan.Votes(win) {
 						continue
 					}
-					sizes = append(sizes, len(ranked))
+					sizes = append(sizes, len(win.Ranked))
 					res := make([][]rerank.Result, len(paths))
 					for k := range paths {
 						i := (qi + k) % len(paths) // alternate the order
-						res[i] = paths[i].add(b, q, ranked, rest)
+						res[i] = paths[i].add(b, q, w.Candidates)
 					}
 					for i := 2; i < len(paths); i++ {
 						if res[1] != nil && res[i] != nil {
@@ -146,11 +146,14 @@ func (c *windowCosts) reset() {
 	c.all, c.full, c.worst, c.worstAt, c.failed, c.agree = nil, nil, 0, "", 0, nil
 }
 
-// add times the plan's kernel and ranking of one window and returns the
-// ranking (nil when the learner failed).
-func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidate) []rerank.Result {
+// add times the plan's split (with its near-duplicate clusters), kernel and
+// ranking of one window's candidates and returns the ranking (nil when the
+// learner failed).
+func (c *windowCosts) add(b *testing.B, q string, cands []rerank.Candidate) []rerank.Result {
 	start := cputime.Process()
-	k, stats, err := c.plan.Kernel(context.Background(), ranked)
+	win := c.plan.Split(cands)
+	ranked := win.Ranked
+	k, stats, err := c.plan.Kernel(context.Background(), win)
 	if err != nil {
 		// Counted, and timed to the failure: a request that gets this
 		// error has waited as long.
@@ -160,7 +163,7 @@ func (c *windowCosts) add(b *testing.B, q string, ranked, rest []rerank.Candidat
 	}
 	var res []rerank.Result
 	if err == nil {
-		res, _ = c.plan.Rank(k, ranked, rest)
+		res, _ = c.plan.Rank(k, win)
 	}
 	took := cputime.Process() - start
 	c.all = append(c.all, took)

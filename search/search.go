@@ -359,17 +359,17 @@ func (e *Engine) compute(ctx context.Context, p *plan, t *Trace) (*ranking, erro
 		return nil, err
 	}
 	info := rerank.Info{Strategy: rr.Options().Strategy, Prior: rr.Options().Prior, Affinity: rr.Options().Affinity}
-	ranked, rest := rr.Split(w.Candidates)
+	win := rr.Split(w.Candidates)
 	var k *mat.SymDense
-	if rr.Votes(ranked) {
+	if rr.Votes(win) {
 		start = time.Now()
-		if k, info.Learner, t.KernelCache, err = e.kernel(ctx, p.version, rr, ranked); err != nil {
+		if k, info.Learner, t.KernelCache, err = e.kernel(ctx, p.version, rr, win); err != nil {
 			return nil, err
 		}
 		t.Kernel = time.Since(start)
 	}
 	start = time.Now()
-	results, iter := rr.Rank(k, ranked, rest)
+	results, iter := rr.Rank(k, win)
 	if k != nil {
 		t.Rank = time.Since(start)
 	}

@@ -113,12 +113,12 @@ func testEngineCache(t *testing.T, c cache.Cache) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranked, rest := poly.Split(w.Candidates)
-	k, _, err := poly.Kernel(ctx, ranked)
+	win := poly.Split(w.Candidates)
+	k, _, err := poly.Kernel(ctx, win)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := poly.Rank(k, ranked, rest)
+	want, _ := poly.Rank(k, win)
 	polySky := sky
 	polySky.Rerank.Strategy = "poly"
 	for i, h := range search(off, polySky, cache.Off, cache.Off).Results {

@@ -93,11 +93,14 @@ var _ learners.Learner = (*Fused)(nil)
 // Fit learns K_npk over the points of in and returns the fused kernel, with
 // the Stats of the HSIC-NPK fit (and its ErrNotConverged, as Learner.Fit).
 func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	out, err := f.npk.Fit(ctx, in)
+	// The Gram matrix X X^T, formed once: HSIC-NPK's pair distances are
+	// read from it and the poly and linear visual kernels made of it.
+	gram := kernelmath.Linear(in.Features)
+	out, _, err := f.npk.fit(ctx, in, gram)
 	if out == nil || out.Kernel == nil {
 		return out, err
 	}
-	v, verr := f.visualKernel(in.Features)
+	v, verr := f.visualKernel(in.Features, gram)
 	if verr != nil {
 		return nil, verr
 	}
@@ -117,14 +120,16 @@ func (f *Fused) Fit(ctx context.Context, in *learners.Input) (*learners.Output, 
 	return out, err
 }
 
-func (f *Fused) visualKernel(x *mat.Dense) (*mat.SymDense, error) {
+// visualKernel is V over the rows of x, whose Gram matrix gram it may
+// overwrite.
+func (f *Fused) visualKernel(x *mat.Dense, gram *mat.SymDense) (*mat.SymDense, error) {
 	switch f.visual {
 	case "intersection":
 		return kernelmath.HistogramIntersection(x)
 	case "linear":
-		return kernelmath.Linear(x), nil
+		return gram, nil
 	default:
-		return kernelmath.Polynomial(x, f.degree, 1), nil
+		return kernelmath.PolynomialOfGram(gram, f.degree, 1), nil
 	}
 }
 

@@ -203,3 +203,24 @@ func TestFusedTolAgreesWithTheFullSolve(t *testing.T) {
 		t.Fatalf("iterations %d against %d in all: the looser certificate saves too little", its[0], its[1])
 	}
 }
+
+// HSIC-NPK fitted from the Gram matrix that npk-fused forms once learns,
+// bit for bit, the kernel it learns from the features, on the Corel5k sky
+// window.
+func TestFitFromTheGramMatrix(t *testing.T) {
+	x, kt := corelWindow(t, "sky", 200)
+	l := Learner{cfg: config{k: 5, c: 1, budget: 1, tol: FusedTol, maxIter: 200}}
+	in := &learners.Input{Features: x, Target: kt}
+	want, _, err := l.fit(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := l.fit(context.Background(), in, kernelmath.Linear(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stats.Iterations != want.Stats.Iterations || !mat.Equal(got.Kernel, want.Kernel) {
+		t.Fatalf("from the Gram matrix: %d iterations, kernels equal %v; from the features: %d iterations",
+			got.Stats.Iterations, mat.Equal(got.Kernel, want.Kernel), want.Stats.Iterations)
+	}
+}

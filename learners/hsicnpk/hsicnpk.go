@@ -200,15 +200,17 @@ var _ learners.Learner = (*Learner)(nil)
 // Stats.Converged false) together with an error wrapping learners.ErrNotConverged,
 // unless best_effort is set. A cancelled ctx returns ctx.Err().
 func (l *Learner) Fit(ctx context.Context, in *learners.Input) (*learners.Output, error) {
-	out, _, err := l.fit(ctx, in)
+	out, _, err := l.fit(ctx, in, nil)
 	return out, err
 }
 
-func (l *Learner) fit(ctx context.Context, in *learners.Input) (*learners.Output, *solver, error) {
+// fit is Fit with the solver; gram, when not nil, is the features' Gram
+// matrix (see setup).
+func (l *Learner) fit(ctx context.Context, in *learners.Input, gram *mat.SymDense) (*learners.Output, *solver, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	pr, err := setup(in, l.cfg)
+	pr, err := setup(in, gram, l.cfg)
 	if errors.Is(err, errNoTags) {
 		// Identical tags (after centring) leave nothing to maximise: the
 		// zero kernel is the exact optimum, and a re-ranker over it keeps

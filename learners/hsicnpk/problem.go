@@ -52,8 +52,10 @@ type problem struct {
 // the objective is (C/2) sum xi^2 >= 0 and K = 0 is optimal.
 var errNoTags = errors.New("the target (tag) kernel is constant after centring")
 
-// setup scales the data (see the package doc) and builds the problem.
-func setup(in *learners.Input, cfg config) (*problem, error) {
+// setup scales the data (see the package doc) and builds the problem;
+// gram, when not nil, is in.Features' Gram matrix X X^T, from which the
+// pair distances are read instead of computed again.
+func setup(in *learners.Input, gram *mat.SymDense, cfg config) (*problem, error) {
 	n := in.N()
 	if n < 2 {
 		return nil, fmt.Errorf("%w: hsicnpk needs at least 2 points, got %d", learners.ErrInput, n)
@@ -62,7 +64,11 @@ func setup(in *learners.Input, cfg config) (*problem, error) {
 	// needs of them.
 	d2 := kernelmath.ScratchSym(n)
 	defer kernelmath.ReleaseSym(d2)
-	kernelmath.SqDistancesInto(d2, in.Features)
+	if gram != nil {
+		kernelmath.KernelDistancesInto(d2, gram)
+	} else {
+		kernelmath.SqDistancesInto(d2, in.Features)
+	}
 	pairs := kernelmath.NeighborPairs(kernelmath.NearestNeighbors(d2, cfg.k), cfg.mutual)
 	if len(pairs) == 0 {
 		// Only possible with mutual neighbours.
@@ -586,5 +592,7 @@ func (pr *problem) kernel(c *candidate) *mat.SymDense {
 	if c.y == nil {
 		return mat.NewSymDense(pr.n, nil)
 	}
-	return kernelmath.FromEigen(c.w, c.y, math.Inf(-1))
+	k := mat.NewSymDense(pr.n, nil)
+	kernelmath.AddWeightedOuter(k, c.y, c.w)
+	return k
 }

@@ -60,7 +60,7 @@ func TestTinyAgainstBruteForce(t *testing.T) {
 			ref := newReference(x, kt, 2, false, c, 1)
 			want := ref.bruteForce(400000)
 			l := &Learner{cfg: config{k: 2, c: c, budget: 1, tol: 1e-8, maxIter: 2000}}
-			out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt})
+			out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt}, nil)
 			if err != nil {
 				t.Fatalf("seed %d C %g: %v", seed, c, err)
 			}
@@ -168,7 +168,7 @@ func TestConvergedSolutionAndHistory(t *testing.T) {
 		l := &Learner{cfg: cfg}
 		var hist []step
 		l.trace = func(s step) { hist = append(hist, s) }
-		out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt})
+		out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt}, nil)
 		if err != nil {
 			t.Fatalf("rank %d: %v", rank, err)
 		}
@@ -283,7 +283,7 @@ func TestDegenerateInteriorOptimum(t *testing.T) {
 	l := &Learner{cfg: cfg}
 	phases := map[string]int{}
 	l.trace = func(s step) { phases[s.Phase]++ }
-	out, s, err := l.fit(context.Background(), in)
+	out, s, err := l.fit(context.Background(), in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestCorel5kWindow(t *testing.T) {
 	for _, rank := range []int{0, 10, 30} {
 		cfg := config{k: 5, c: 10, budget: 1, rank: rank, tol: 1e-4, maxIter: 500}
 		l := &Learner{cfg: cfg}
-		out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt})
+		out, s, err := l.fit(context.Background(), &learners.Input{Features: x, Target: kt}, nil)
 		if err != nil {
 			t.Fatalf("rank %d: %v", rank, err)
 		}
@@ -486,7 +486,7 @@ func TestStartWithoutFactorisation(t *testing.T) {
 	x1, kt1, _ := window(t, 200)
 	x2, kt2 := randomProblem(40, 3, 8, 2)
 	for name, in := range map[string]*learners.Input{"window": {Features: x1, Target: kt1}, "random": {Features: x2, Target: kt2}} {
-		pr, err := setup(in, config{k: 5, c: 10, budget: 1, tol: 1e-4, maxIter: 500})
+		pr, err := setup(in, nil, config{k: 5, c: 10, budget: 1, tol: 1e-4, maxIter: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -521,7 +521,7 @@ func TestOptimumAtTheStart(t *testing.T) {
 	x, kt := randomProblem(40, 3, 8, 2)
 	in := &learners.Input{Features: x, Target: kt}
 	cfg := config{k: 5, c: 10, budget: 1e-6, tol: 1e-4, maxIter: 500}
-	out, s, err := (&Learner{cfg: cfg}).fit(context.Background(), in)
+	out, s, err := (&Learner{cfg: cfg}).fit(context.Background(), in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

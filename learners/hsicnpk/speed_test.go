@@ -175,7 +175,7 @@ func TestSpeedUpLearnsTheSameKernel(t *testing.T) {
 // relative gap above 1e-9 between the m-th and (m+1)-th smallest eigenvalues
 // of the Laplacian.
 func basisDetermined(t *testing.T, in *learners.Input, cfg config) bool {
-	pr, err := setup(in, cfg)
+	pr, err := setup(in, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

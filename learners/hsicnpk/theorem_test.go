@@ -127,7 +127,7 @@ func TestEvaluationMatchesDense(t *testing.T) {
 	x, kt := randomProblem(30, 4, 6, 3)
 	for _, rank := range []int{0, 8} {
 		cfg := config{k: 4, c: 5, budget: 2, rank: rank, tol: 1e-4, maxIter: 10}
-		pr, err := setup(&learners.Input{Features: x, Target: kt}, cfg)
+		pr, err := setup(&learners.Input{Features: x, Target: kt}, nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,9 +25,15 @@ func linearInto(k *mat.SymDense, x *mat.Dense) {
 
 // Polynomial returns (c + x_i.x_j)^degree.
 func Polynomial(x *mat.Dense, degree int, c float64) *mat.SymDense {
-	k := Linear(x)
-	apply(k, func(v float64) float64 { return intPow(c+v, degree) })
-	return k
+	return PolynomialOfGram(Linear(x), degree, c)
+}
+
+// PolynomialOfGram overwrites the Gram matrix g = X X^T with (c + g_ij)^degree,
+// Polynomial's kernel, and returns it: for a caller that needs the Gram
+// matrix for something else too.
+func PolynomialOfGram(g *mat.SymDense, degree int, c float64) *mat.SymDense {
+	apply(g, func(v float64) float64 { return intPow(c+v, degree) })
+	return g
 }
 
 // intPow returns x^d for d >= 0 by binary powering: the products math.Pow
@@ -119,9 +125,16 @@ func SqDistancesInto(d *mat.SymDense, x *mat.Dense) {
 // K_ii + K_jj - 2 K_ij of a kernel, clamped at 0 against rounding.
 func KernelDistances(k *mat.SymDense) *mat.SymDense {
 	d := mat.NewSymDense(k.SymmetricDim(), nil)
+	KernelDistancesInto(d, k)
+	return d
+}
+
+// KernelDistancesInto is KernelDistances written into d (n x n, for
+// instance a ScratchSym), whose contents it overwrites. Of a Gram matrix
+// X X^T it gives SqDistances(x), the same numbers.
+func KernelDistancesInto(d, k *mat.SymDense) {
 	d.CopySym(k)
 	toDistances(d)
-	return d
 }
 
 // toDistances overwrites the kernel k with KernelDistances(k).

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"sync"
 
+	"github.com/kernelrank/kernelrank/internal/vecmath"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -136,7 +138,8 @@ func ProjectPSD(k *mat.SymDense) (*mat.SymDense, []float64, error) {
 // over lambda < 0. A nearly PSD matrix, such as a clipped kernel, costs the
 // tridiagonalisation and its few negative pairs.
 func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
-	var pe PartialEigen
+	pe := psdEigen.Get().(*PartialEigen)
+	defer psdEigen.Put(pe)
 	if err := pe.Factorize(a); err != nil {
 		return nil, err
 	}
@@ -158,18 +161,48 @@ func PSDPart(a *mat.SymDense) (*mat.SymDense, error) {
 	if lo == 0 {
 		return out, nil
 	}
-	if err := pe.VectorsTo(&v, 0, lo); err != nil {
+	vn := mat.NewDense(n, lo, Scratch(n*lo))
+	defer Release(vn.RawMatrix().Data)
+	if err := pe.VectorsTo(vn, 0, lo); err != nil {
 		return nil, err
 	}
-	for c := 0; c < lo; c++ {
-		s := math.Sqrt(-vals[c])
-		for r := 0; r < n; r++ {
-			v.Set(r, c, v.At(r, c)*s)
-		}
+	neg := vals[:lo]
+	for c := range neg {
+		neg[c] = -neg[c]
 	}
-	out.SymRankK(out, 1, &v)
+	AddWeightedOuter(out, vn, neg)
 	return out, nil
 }
+
+// AddWeightedOuter adds sum over c of w_c y_c y_c^T to the upper triangle
+// of out, y_c the columns of y (n x p). It goes row by row of out, one
+// AXPY along y_c (copied to be contiguous) a row and column: long
+// unit-stride kernels, where Dsyrk (SymOuterK, FromEigen) forms each entry
+// from a short dot product; the sums agree to rounding.
+func AddWeightedOuter(out *mat.SymDense, y *mat.Dense, w []float64) {
+	n, p := y.Dims()
+	yt := Scratch(p * n)
+	defer Release(yt)
+	yr := y.RawMatrix()
+	for r := 0; r < n; r++ {
+		for c, x := range yr.Data[r*yr.Stride : r*yr.Stride+p] {
+			yt[c*n+r] = x
+		}
+	}
+	raw := out.RawSymmetric()
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		for c, wc := range w {
+			yc := yt[c*n : c*n+n]
+			if a := wc * yc[i]; a != 0 {
+				vecmath.AddScaled(row, a, yc[i:])
+			}
+		}
+	}
+}
+
+// psdEigen keeps PSDPart's eigensolver workspaces between calls.
+var psdEigen = sync.Pool{New: func() any { return new(PartialEigen) }}
 
 // FromEigen rebuilds sum over eigenvalues > floor of lambda v v^T, the
 // projection onto the span of those eigenvectors with the rest dropped.

@@ -3,6 +3,7 @@ package kernelmath
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -246,6 +247,82 @@ func TestPSDPartMatchesProjectPSD(t *testing.T) {
 				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-9 {
 					t.Fatalf("shift %g: (%d,%d) off by %g", shift, i, j, d)
 				}
+			}
+		}
+	}
+}
+
+// On what npk-fused projects, a clipped low-rank kernel (few negative
+// eigenvalues, many at zero), PSDPart's update of the negative side agrees
+// with the full eigendecomposition's projection to 1e-12 of the largest
+// entry.
+func TestPSDPartOfAClippedKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 1))
+	n, p := 120, 30
+	y := mat.NewDense(n, p, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			y.Set(i, j, r.NormFloat64())
+		}
+	}
+	a := Clip(Center(Linear(y)))
+	got, err := PSDPart(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, vals, err := ProjectPSD(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := sort.Search(n, func(i int) bool { return vals[i] > 0 })
+	if !(vals[0] < -1) || !(neg > 0 && neg < n/2) {
+		t.Fatalf("smallest eigenvalue %g, %d not positive: want a clipped kernel far from PSD with the smaller side negative", vals[0], neg)
+	}
+	top := 0.0
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			top = math.Max(top, math.Abs(want.At(i, j)))
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-12*top {
+				t.Fatalf("(%d,%d) off by %g (largest entry %g)", i, j, d, top)
+			}
+		}
+	}
+}
+
+// AddWeightedOuter adds Y diag(w) Y^T, which FromEigen (Dsyrk) forms
+// directly: the two agree to rounding, zero weights included.
+func TestAddWeightedOuterMatchesFromEigen(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 5))
+	n, p := 50, 12
+	y := mat.NewDense(n, p, nil)
+	w := make([]float64, p)
+	for c := range w {
+		if c%4 != 0 {
+			w[c] = r.Float64() * 10
+		}
+		for i := 0; i < n; i++ {
+			y.Set(i, c, r.NormFloat64())
+		}
+	}
+	base := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			base.SetSym(i, j, r.NormFloat64())
+		}
+	}
+	got := mat.NewSymDense(n, nil)
+	got.CopySym(base)
+	AddWeightedOuter(got, y, w)
+	want := FromEigen(w, y, math.Inf(-1))
+	want.AddSym(want, base)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-12*math.Max(1, math.Abs(want.At(i, j))) {
+				t.Fatalf("(%d,%d) = %v, want %v", i, j, got.At(i, j), want.At(i, j))
 			}
 		}
 	}

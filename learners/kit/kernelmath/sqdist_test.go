@@ -47,3 +47,37 @@ func TestSparseGramMatchesDense(t *testing.T) {
 		}
 	}
 }
+
+// The kernels a caller makes from one Gram matrix are, bit for bit, those
+// made from the features: the squared distances (KernelDistancesInto of
+// X X^T against SqDistances) and the polynomial kernel (PolynomialOfGram
+// against (1 + x.y)^2 summed here by hand), on dense and sparse features.
+func TestKernelsOfOneGram(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for _, density := range []float64{0.05, 1} {
+		x := mat.NewDense(25, 40, nil)
+		for i := 0; i < 25; i++ {
+			for j := 0; j < 40; j++ {
+				if r.Float64() < density {
+					x.Set(i, j, r.NormFloat64())
+				}
+			}
+		}
+		gram := Linear(x)
+		d := mat.NewSymDense(25, nil)
+		KernelDistancesInto(d, gram)
+		want := SqDistances(x)
+		poly := PolynomialOfGram(gram, 2, 1)
+		for i := 0; i < 25; i++ {
+			for j := i; j < 25; j++ {
+				if d.At(i, j) != want.At(i, j) {
+					t.Fatalf("density %g: distance (%d,%d) %v from the Gram, %v from the features", density, i, j, d.At(i, j), want.At(i, j))
+				}
+				dot := mat.Dot(x.RowView(i), x.RowView(j))
+				if p := (1 + dot) * (1 + dot); math.Abs(poly.At(i, j)-p) > 1e-12*p {
+					t.Fatalf("density %g: poly (%d,%d) = %v, want %v", density, i, j, poly.At(i, j), p)
+				}
+			}
+		}
+	}
+}

@@ -91,12 +91,14 @@ func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst
 				f[j] = 1
 			}
 		}
-		m.memberSums(u.index, gs, dst, false, rows, f, func(j int) float64 {
+		cached := m.cachedSums(u, gs, rows)
+		m.memberSums(u.index, gs, dst, false, rows, cached, f, func(j int) float64 {
 			if contains(u.friends, j) {
 				return 1
 			}
 			return m.Strength(u.index, j)
 		})
+		m.largeSignal(sig, u.index, gs, cached, acc, dst)
 	case 1, 2:
 		m.spread(gs, acc, dst, func(add func(g int, x float64)) {
 			for _, v := range u.friends {
@@ -133,7 +135,9 @@ func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst
 		if rows {
 			u.combined(f)
 		}
-		m.memberSums(u.index, gs, dst, true, rows, f, func(j int) float64 { return m.combined.At(u.index, j) })
+		cached := m.cachedSums(u, gs, rows)
+		m.memberSums(u.index, gs, dst, true, rows, cached, f, func(j int) float64 { return m.combined.At(u.index, j) })
+		m.largeSignal(sig, u.index, gs, cached, acc, dst)
 	case sigSize:
 		for i := range dst {
 			dst[i] = math.Log1p(float64(len(m.members[groupAt(gs, i)])))
@@ -198,9 +202,13 @@ func (m *Model) spread(gs []int, acc, dst []float64, walk func(add func(g int, x
 
 // memberSums sets dst[i] to the sum over gs[i]'s members j != u (groupAt)
 // of row[j] (rows set) or at(j), divided by the group's size when mean
-// is set.
-func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, row []float64, at func(j int) float64) {
+// is set; it leaves dst[i] for a group whose sums are cached
+// (cachedSums).
+func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, cached func(g int) bool, row []float64, at func(j int) float64) {
 	for i := range dst {
+		if cached(groupAt(gs, i)) {
+			continue
+		}
 		members := m.members[groupAt(gs, i)]
 		s := 0.0
 		for _, j := range members {
@@ -226,13 +234,17 @@ func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, row 
 const memberRowShare = 4
 
 // rowsFor says whether groupSignal should read whole rows for gs (nil:
-// every group).
+// every group): the members of the groups whose sums are not kept
+// (largeSums) number more than N/memberRowShare.
 func (m *Model) rowsFor(gs []int) bool {
 	if gs == nil {
 		return true
 	}
-	total := 0
+	total, s := 0, m.largeSums()
 	for _, g := range gs {
+		if s.isLarge(g) {
+			continue
+		}
 		if total += len(m.members[g]); total > m.ds.N()/memberRowShare {
 			return true
 		}

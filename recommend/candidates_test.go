@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -81,8 +85,62 @@ func TestCandidateRecall(t *testing.T) {
 }
 
 // BenchmarkCandidateRecall reports candidateRecall on the real data sets
-// (run with -benchtime 1x; YouTube trains for minutes).
+// (run with -benchtime 1x; YouTube trains for minutes) and, with
+// KERNELRANK_RECALL_STORED=NETWORK:MODELS, on the model a server stored
+// for the network in directory NETWORK (its --cache-dir's models/), for
+// KERNELRANK_RECALL_USERS users (default 500): the generated networks
+// too large to train here.
 func BenchmarkCandidateRecall(b *testing.B) {
+	users := 500
+	if v := os.Getenv("KERNELRANK_RECALL_USERS"); v != "" {
+		var err error
+		if users, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report := func(b *testing.B, m *Model) {
+		for b.Loop() {
+			for _, k := range []int{10, 50} {
+				friends, groups, fs, gs := candidateRecall(m, users, k)
+				b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
+				b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
+				b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
+				b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
+			}
+			b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
+		}
+	}
+	if network, models, ok := strings.Cut(os.Getenv("KERNELRANK_RECALL_STORED"), ":"); ok {
+		b.Run("stored", func(b *testing.B) {
+			ctx := context.Background()
+			ds, _, err := social.LoadDir(network, social.ImportOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store, err := cache.NewDirStore(models)
+			if err != nil {
+				b.Fatal(err)
+			}
+			name, err := StoreName(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			version, err := store.Current(ctx, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			md, err := readMeta(ctx, store, name, version)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := Load(ctx, store, name, version, ds, md.DataVersion)
+			if err != nil {
+				b.Fatal(err)
+			}
+			report(b, m)
+		})
+		return
+	}
 	for _, name := range []string{"blogcatalog", "youtube"} {
 		b.Run(name, func(b *testing.B) {
 			root, ok := dataset.DataDir()
@@ -97,16 +155,7 @@ func BenchmarkCandidateRecall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for b.Loop() {
-				for _, k := range []int{10, 50} {
-					friends, groups, fs, gs := candidateRecall(m, 500, k)
-					b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
-					b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
-					b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
-					b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
-				}
-				b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
-			}
+			report(b, m)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/cache"
@@ -84,6 +85,102 @@ func TestCandidateRecall(t *testing.T) {
 	}
 }
 
+// stored is the model storedModel loaded, kept for the benchmarks that
+// use it.
+var stored struct {
+	once sync.Once
+	m    *Model
+	err  error
+}
+
+// storedModel returns the model a server stored for a network, with
+// KERNELRANK_RECALL_STORED=NETWORK:MODELS (NETWORK the network's
+// directory, MODELS its --cache-dir's models/), nil without it.
+func storedModel(b *testing.B) *Model {
+	network, models, ok := strings.Cut(os.Getenv("KERNELRANK_RECALL_STORED"), ":")
+	if !ok {
+		return nil
+	}
+	stored.once.Do(func() {
+		ctx := context.Background()
+		ds, _, err := social.LoadDir(network, social.ImportOptions{})
+		if err != nil {
+			stored.err = err
+			return
+		}
+		store, err := cache.NewDirStore(models)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		name, err := StoreName(Options{})
+		if err != nil {
+			stored.err = err
+			return
+		}
+		version, err := store.Current(ctx, name)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		md, err := readMeta(ctx, store, name, version)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		stored.m, stored.err = Load(ctx, store, name, version, ds, md.DataVersion)
+	})
+	if stored.err != nil {
+		b.Fatal(stored.err)
+	}
+	return stored.m
+}
+
+// BenchmarkStoredGroupRanking ranks the top 50 candidate groups of users
+// of a stored model (storedModel; skipped without it) on demand, an op a
+// user (200 users drawn with PCG(3, 3), in turn), by the mklr and the learned group
+// scorers (whichever the model chose), with the large groups' sums kept
+// with the model ("sums") and without them ("members": one entry a
+// member, or whole rows of f(u, .) and K(u, .) once the candidates'
+// members exceed n/4, as before the sums). Run with -cpu 1.
+func BenchmarkStoredGroupRanking(b *testing.B) {
+	m := storedModel(b)
+	if m == nil {
+		b.Skip("KERNELRANK_RECALL_STORED not set")
+	}
+	m = m.WithCandidates()
+	if m.groupWeights == nil { // learned not chosen: weights of every sign
+		m.groupWeights = []float64{0.5, 1, -0.3, 0, 0.7, 0.4, 0.1}
+	}
+	for _, scorer := range []string{GroupMKLR, GroupLearned} {
+		for _, path := range []string{"sums", "members"} {
+			b.Run(scorer+"/"+path, func(b *testing.B) {
+				c := *m
+				c.groupScorer, c.groupPerUser = scorer, false
+				if path == "members" {
+					c.large = &largeGroups{min: math.MaxInt}
+				}
+				c.largeSums() // built once, outside the timing
+				rng := rand.New(rand.NewPCG(3, 3))
+				buf := getBuffers(c.ds.N(), len(c.members))
+				users, rows := make([]int, 200), 0
+				for i := range users {
+					users[i] = rng.IntN(c.ds.N())
+					if c.rowsFor(c.groupCandidates(users[i], DefaultTopK, buf.seen, buf.acc)) {
+						rows++ // read whole rows
+					}
+				}
+				i := 0
+				for b.Loop() {
+					c.rankGroupsWith(users[i%len(users)], DefaultTopK, buf, false)
+					i++
+				}
+				b.ReportMetric(float64(rows)/float64(len(users)), "rows/user")
+			})
+		}
+	}
+}
+
 // BenchmarkCandidateRecall reports candidateRecall on the real data sets
 // (run with -benchtime 1x; YouTube trains for minutes) and, with
 // KERNELRANK_RECALL_STORED=NETWORK:MODELS, on the model a server stored
@@ -110,35 +207,8 @@ func BenchmarkCandidateRecall(b *testing.B) {
 			b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
 		}
 	}
-	if network, models, ok := strings.Cut(os.Getenv("KERNELRANK_RECALL_STORED"), ":"); ok {
-		b.Run("stored", func(b *testing.B) {
-			ctx := context.Background()
-			ds, _, err := social.LoadDir(network, social.ImportOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			store, err := cache.NewDirStore(models)
-			if err != nil {
-				b.Fatal(err)
-			}
-			name, err := StoreName(Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			version, err := store.Current(ctx, name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			md, err := readMeta(ctx, store, name, version)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := Load(ctx, store, name, version, ds, md.DataVersion)
-			if err != nil {
-				b.Fatal(err)
-			}
-			report(b, m)
-		})
+	if m := storedModel(b); m != nil {
+		b.Run("stored", func(b *testing.B) { report(b, m) })
 		return
 	}
 	for _, name := range []string{"blogcatalog", "youtube"} {

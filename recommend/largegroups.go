@@ -16,84 +16,73 @@ import (
 // or K(u, .) over every user, whatever the groups' sizes.
 const LargeGroupMembers = 256
 
-// largeGroups holds largeSums, computed on first use and shared by the
-// model's copies.
+// largeGroups holds largeSums, computed on first use (by the group
+// validation, and when a served model's group scorer sums members: mklr,
+// learned) and shared by the model's copies.
 type largeGroups struct {
 	once sync.Once
 	min  int // groups of more members are large
 	s    *largeSums
 }
 
-// largeSums is what the member sums of the large groups need: the sums
-// of their members' feature vectors under each base kernel
-// (kernelmath.SetSums: the kernel-mean signal), the sparse rows of the
-// base kernels the strength model's score has as terms, and each large
-// group's members with import features (mklr's ZeroFeatures false).
+// largeSums is what the member sums of the large groups need: the sparse
+// rows of the base kernels and their weights in the combined kernel and
+// in the strength model's score, and each large group's members with
+// import features (mklr's ZeroFeatures false).
 type largeSums struct {
-	index   []int                 // group -> its index among the large groups, -1 for the others
-	kernels []*kernelmath.SetSums // one a base kernel, weighted by theta in the combined kernel
-	theta   []float64
-	// rows and terms: the base kernels with a weight in f and the weights
+	index []int // group -> its index among the large groups, -1 for the others
+	rows  []func(i int, visit func(j int, v float64))
+	// theta weighs the kernels in the combined kernel, terms in f
 	// (gamma theta_t + gamma_t: the combined kernel's term and each base
 	// kernel's).
-	rows  []func(i int, visit func(j int, v float64))
-	terms []float64
-	near  [][]int // a large group's members with import features
+	theta, terms []float64
+	near         [][]int32 // a large group's members with import features
 }
 
 // largeSums returns the model's large-group sums, computed on first use;
-// nil when there are no large groups, a base kernel has no feature map,
-// one with a weight in f is not sparse (a Gram), or the strength
-// model's kernel terms are not the model's base kernels: the signals are
-// then summed one member at a time, or from whole rows.
+// nil when there are no large groups, a base kernel with a weight is not
+// sparse (a Gram), or the strength model's kernel terms are not the
+// model's base kernels: the signals are then summed one member at a time,
+// or from whole rows.
 func (m *Model) largeSums() *largeSums {
 	l := m.large
 	if l == nil {
 		return nil
 	}
 	l.once.Do(func() {
-		var sets [][]int
-		index := make([]int, len(m.members))
+		s := &largeSums{index: make([]int, len(m.members))}
 		for g, mem := range m.members {
-			index[g] = -1
-			if len(mem) > l.min {
-				index[g] = len(sets)
-				sets = append(sets, mem)
+			s.index[g] = -1
+			if len(mem) <= l.min {
+				continue
 			}
+			s.index[g] = len(s.near)
+			var near []int32
+			for _, j := range mem {
+				if !m.strength.ZeroFeatures(j) {
+					near = append(near, int32(j))
+				}
+			}
+			s.near = append(s.near, near)
 		}
 		base := m.baseKernels()
 		gamma, baseW := m.strength.Gamma(), m.strength.BaseWeights()
-		if len(sets) == 0 || len(baseW) != 0 && len(baseW) != len(base) {
+		if len(s.near) == 0 || len(baseW) != 0 && len(baseW) != len(base) {
 			return
 		}
-		s := &largeSums{index: index, theta: m.weights}
 		for t, k := range base {
-			ss, ok := kernelmath.NewSetSums(k, sets)
-			if !ok {
-				return
-			}
-			s.kernels = append(s.kernels, ss)
 			w := gamma * m.weights[t]
 			if len(baseW) > 0 {
 				w += baseW[t]
 			}
-			if w == 0 {
+			if w == 0 && m.weights[t] == 0 {
 				continue
 			}
 			row, ok := kernelmath.SparseRows(k)
 			if !ok {
 				return
 			}
-			s.rows, s.terms = append(s.rows, row), append(s.terms, w)
-		}
-		for _, mem := range sets {
-			var near []int
-			for _, j := range mem {
-				if !m.strength.ZeroFeatures(j) {
-					near = append(near, j)
-				}
-			}
-			s.near = append(s.near, near)
+			s.rows, s.theta, s.terms = append(s.rows, row), append(s.theta, m.weights[t]), append(s.terms, w)
 		}
 		l.s = s
 	})
@@ -103,15 +92,12 @@ func (m *Model) largeSums() *largeSums {
 // isLarge says whether g is a large group.
 func (s *largeSums) isLarge(g int) bool { return s != nil && s.index[g] >= 0 }
 
-// bytes is what the sums take: the kernels' set sums, the lists of
-// members with import features, the index.
+// bytes is what the sums take: the index and the lists of members with
+// import features.
 func (s *largeSums) bytes() int {
 	b := 8 * len(s.index)
-	for _, k := range s.kernels {
-		b += k.Bytes()
-	}
 	for _, near := range s.near {
-		b += 8*len(near) + 24
+		b += 4*len(near) + 24
 	}
 	return b
 }
@@ -131,20 +117,20 @@ func (m *Model) cachedSums(u subject, gs []int, rows bool) func(g int) bool {
 // largeSignal sets dst[i] for each group gs[i] with cached(gs[i])
 // (cachedSums; the others are left) to signal sig (0: mklr, or
 // sigKernelMean) of the model's user u, exactly (up to the order of the
-// additions):
+// additions), from the users whose terms differ from a stranger's:
 //
-//   - kernel-mean: the sum of K(u, j) over g's members is
-//     sum_t theta_t d_u x_u . sum_{j in g} d_j x_j (kernelmath.SetSums);
+//   - kernel-mean: K(u, j) is 0 unless j shares a feature with u (the
+//     sparse rows of the base Grams: u's two-hop users and co-members), so
+//     the sum over g's members is the sum over those users in g;
 //   - mklr: the sum over g's members j of h(j), 1 for a friend and
 //     sigmoid(f(u, j) - offset) for the others. f(u, j) = b + T(u, j) +
 //     P(u, j), T the kernel terms, P the imports' part (mklr). T(u, j) is
-//     0 unless j shares a feature with u (the sparse rows of the term
-//     kernels: u's two-hop users and co-members), and P(u, j) is
-//     ImportBase(u) unless j has import features (and, for the tensor
-//     pair kernel, u too). So every other member adds the same
-//     h0 = sigmoid(b + ImportBase(u) - offset), and the sum is
-//     |g| h0 plus h(j) - h0 over u's friends, the users u's term rows
-//     reach and the group's members with import features.
+//     0 unless j shares a feature with u, and P(u, j) is ImportBase(u)
+//     unless j has import features (and, for the tensor pair kernel, u
+//     too). So every other member adds the same h0 = sigmoid(b +
+//     ImportBase(u) - offset), and the sum is |g| h0 plus h(j) - h0 over
+//     u's friends, the users sharing a feature with u and the group's
+//     members with import features.
 //
 // acc has one entry a group, all zero, and is left so.
 func (m *Model) largeSignal(sig int, u int, gs []int, cached func(g int) bool, acc, dst []float64) {
@@ -158,55 +144,50 @@ func (m *Model) largeSignal(sig int, u int, gs []int, cached func(g int) bool, a
 		return
 	}
 	s := m.largeSums()
-	if sig == sigKernelMean {
-		sums := make([]float64, len(s.near))
-		for t, k := range s.kernels {
-			k.AddAll(u, s.theta[t], sums)
-		}
-		for i, g := range gs {
-			if cached(g) {
-				dst[i] = sums[s.index[g]] / float64(len(m.members[g]))
-			}
-		}
-		return
-	}
-	b := m.strength.Bias()
-	h0 := sigmoid(b + m.strength.ImportBase(u) - m.offset)
 	buf := getBuffers(m.ds.N(), 0)
 	defer buffers.Put(buf)
-	seen, terms := buf.seen, buf.acc // terms[j] = T(u, j) for the users marked
+	// kern[j] = K(u, j) and terms[j] = T(u, j) for the users marked.
+	seen, kern, terms := buf.seen, buf.users, buf.users2
 	var marked []int
 	mark := func(j int) {
 		if !seen[j] {
-			seen[j] = true
+			seen[j], kern[j], terms[j] = true, 0, 0
 			marked = append(marked, j)
 		}
 	}
 	for r, row := range s.rows {
-		w := s.terms[r]
+		theta, w := s.theta[r], s.terms[r]
 		row(u, func(j int, v float64) {
 			mark(j)
+			kern[j] += theta * v
 			terms[j] += w * v
 		})
 	}
-	for _, j := range m.friends[u] {
-		mark(j)
-	}
-	if m.strength.Pair() != mklr.PairTensor || !m.strength.ZeroFeatures(u) {
-		for _, g := range large {
-			for _, j := range s.near[s.index[g]] {
-				mark(j)
+	b := m.strength.Bias()
+	h0 := sigmoid(b + m.strength.ImportBase(u) - m.offset)
+	if sig == 0 {
+		for _, j := range m.friends[u] {
+			mark(j)
+		}
+		if m.strength.Pair() != mklr.PairTensor || !m.strength.ZeroFeatures(u) {
+			for _, g := range large {
+				for _, j := range s.near[s.index[g]] {
+					mark(int(j))
+				}
 			}
 		}
 	}
-	res := make([]float64, len(marked)) // h(j) - h0
+	res := make([]float64, len(marked)) // kernel-mean: K(u, j); mklr: h(j) - h0
 	for i, j := range marked {
-		if contains(m.friends[u], j) {
+		switch {
+		case sig == sigKernelMean:
+			res[i] = kern[j]
+		case contains(m.friends[u], j):
 			res[i] = 1 - h0
-		} else {
+		default:
 			res[i] = sigmoid(b+terms[j]+m.strength.ImportPart(u, j)-m.offset) - h0
 		}
-		seen[j], terms[j] = false, 0
+		seen[j] = false
 	}
 	sums := make([]float64, len(large))
 	m.spread(large, acc, sums, func(add func(g int, x float64)) {
@@ -223,10 +204,15 @@ func (m *Model) largeSignal(sig int, u int, gs []int, cached func(g int) bool, a
 	})
 	r := 0
 	for i, g := range gs {
-		if cached(g) {
-			dst[i] = float64(len(m.members[g]))*h0 + sums[r]
-			r++
+		if !cached(g) {
+			continue
 		}
+		if size := float64(len(m.members[g])); sig == sigKernelMean {
+			dst[i] = sums[r] / size
+		} else {
+			dst[i] = size*h0 + sums[r]
+		}
+		r++
 	}
 }
 

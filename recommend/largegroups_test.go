@@ -111,7 +111,7 @@ func TestLargeGroupSumsRankAsExact(t *testing.T) {
 		near += len(l)
 		members += len(m.members[slices.Index(s.index, i)])
 	}
-	t.Logf("%d large groups of %d (%d bytes kept, %d of their %d members with import features); %d candidate groups summed from them; signals off by at most %.3g relative; %d of %d top-%d rankings as exact, %d swap groups of equal scores",
+	t.Logf("%d large groups of %d (%d bytes kept; %d of their %d members have import features); %d candidate groups summed from them; signals off by at most %.3g relative; %d of %d top-%d rankings as exact, %d swap groups of equal scores",
 		len(s.near), ng, s.bytes(), near, members, cachedGroups, worst, same, rankings, k, ties)
 	if cachedGroups < users {
 		t.Errorf("only %d candidate groups of %d users took the kept sums", cachedGroups, users)

@@ -489,8 +489,8 @@ func (m *Model) rankGroupsWith(u, k int, b *requestBuffers, haveF bool) ([]int, 
 		return m.rankGroups(u, k, b.groups)
 	}
 	gs := m.groupCandidates(u, k, b.seen, b.acc)
-	rows := m.rowsFor(gs)
-	if rows && groupNeedsStrength(m.groupScorer) {
+	rows := groupNeedsStrength(m.groupScorer) && m.rowsFor(gs) // the other scorers sum no member
+	if rows {
 		m.strength.ScoreAll(u, b.users)
 	}
 	score := b.groups[:len(gs)]

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -170,16 +171,43 @@ func BenchmarkStoredGroupRanking(b *testing.B) {
 						rows++ // read whole rows
 					}
 				}
+				cpu := cputime.Process()
 				for b.Loop() {
 					for _, u := range users {
 						c.rankGroupsWith(u, DefaultTopK, buf, false)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(users)), "ms/user")
+				b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/1000/float64(b.N*len(users)), "cpu-ms/user")
 				b.ReportMetric(float64(rows)/float64(len(users)), "rows/user")
 			})
 		}
 	}
+}
+
+// BenchmarkStoredRankRange precomputes one shard (DefaultShardUsers
+// users from user 0) of a stored model (storedModel; skipped without it)
+// as the served model ranks them (with its candidates above
+// DefaultPrecomputeMaxUsers), reported a user: with -cpuprofile, where a
+// retrain's precomputation spends its time.
+func BenchmarkStoredRankRange(b *testing.B) {
+	m := storedModel(b)
+	if m == nil {
+		b.Skip("KERNELRANK_RECALL_STORED not set")
+	}
+	if m.ds.N() > DefaultPrecomputeMaxUsers {
+		m = m.WithCandidates()
+	}
+	users := min(DefaultShardUsers, m.ds.N())
+	cpu := cputime.Process()
+	for b.Loop() {
+		if _, err := m.rankRange(context.Background(), 0, users, DefaultTopK, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*users), "ms/user")
+	b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/1000/float64(b.N*users), "cpu-ms/user")
+	b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
 }
 
 // BenchmarkCandidateRecall reports candidateRecall on the real data sets

@@ -167,7 +167,7 @@ func BenchmarkStoredGroupRanking(b *testing.B) {
 				users, rows := make([]int, 200), 0
 				for i := range users {
 					users[i] = rng.IntN(c.ds.N())
-					if c.rowsFor(c.groupCandidates(users[i], DefaultTopK, buf.seen, buf.acc)) {
+					if c.rowsFor(users[i], c.groupCandidates(users[i], DefaultTopK, buf.seen, buf.acc)) {
 						rows++ // read whole rows
 					}
 				}

@@ -174,7 +174,7 @@ func (m *Model) subject(u int) subject {
 }
 
 // rowsOf is rowsFor for subject u: always rows for a folded user.
-func (m *Model) rowsOf(u subject, gs []int) bool { return !u.own || m.rowsFor(gs) }
+func (m *Model) rowsOf(u subject, gs []int) bool { return !u.own || m.rowsFor(u.index, gs) }
 
 // groupAt is the group of entry i: gs[i], or i for gs nil (every group).
 func groupAt(gs []int, i int) int {
@@ -233,14 +233,18 @@ func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, cach
 // strength model's imports) costs more than a row's share.
 const memberRowShare = 4
 
-// rowsFor says whether groupSignal should read whole rows for gs (nil:
-// every group): the members of the groups whose sums are not kept
-// (largeSums) number more than N/memberRowShare.
-func (m *Model) rowsFor(gs []int) bool {
+// rowsFor says whether groupSignal should read whole rows for user u and
+// gs (nil: every group): the members of the groups that are not large,
+// plus the users the large groups' sums visit (walkCost), number more
+// than N/memberRowShare.
+func (m *Model) rowsFor(u int, gs []int) bool {
 	if gs == nil {
 		return true
 	}
 	total, s := 0, m.largeSums()
+	if s != nil {
+		total = m.walkCost(s, u, gs)
+	}
 	for _, g := range gs {
 		if s.isLarge(g) {
 			continue
@@ -616,7 +620,7 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	x := make([]float64, off[len(users)])
 	type scratch struct{ f, acc []float64 }
 	if err := parallel(ctx, len(users), func() scratch { return scratch{make([]float64, n), make([]float64, ng)} }, func(b scratch, i int) {
-		rows := m.rowsFor(lists[i])
+		rows := m.rowsFor(users[i], lists[i])
 		if rows {
 			m.strength.ScoreAll(users[i], b.f)
 		}

@@ -32,6 +32,7 @@ type largeGroups struct {
 type largeSums struct {
 	index []int // group -> its index among the large groups, -1 for the others
 	rows  []func(i int, visit func(j int, v float64))
+	costs []func(i int) int // the visits of rows[t](i)
 	// theta weighs the kernels in the combined kernel, terms in f
 	// (gamma theta_t + gamma_t: the combined kernel's term and each base
 	// kernel's).
@@ -78,11 +79,12 @@ func (m *Model) largeSums() *largeSums {
 			if w == 0 && m.weights[t] == 0 {
 				continue
 			}
-			row, ok := kernelmath.SparseRows(k)
+			row, cost, ok := kernelmath.SparseRows(k)
 			if !ok {
 				return
 			}
-			s.rows, s.theta, s.terms = append(s.rows, row), append(s.theta, m.weights[t]), append(s.terms, w)
+			s.rows, s.costs = append(s.rows, row), append(s.costs, cost)
+			s.theta, s.terms = append(s.theta, m.weights[t]), append(s.terms, w)
 		}
 		l.s = s
 	})
@@ -91,6 +93,30 @@ func (m *Model) largeSums() *largeSums {
 
 // isLarge says whether g is a large group.
 func (s *largeSums) isLarge(g int) bool { return s != nil && s.index[g] >= 0 }
+
+// walkCost is how many users largeSignal visits for u and the large
+// groups among gs that u is not in: u's sparse rows, and the groups'
+// members with import features unless u's import part is the same for
+// every user.
+func (m *Model) walkCost(s *largeSums, u int, gs []int) int {
+	c, any := 0, false
+	tensor := m.strength.Pair() == mklr.PairTensor && m.strength.ZeroFeatures(u)
+	for _, g := range gs {
+		if s.isLarge(g) && !contains(m.groups[u], g) {
+			any = true
+			if !tensor {
+				c += len(s.near[s.index[g]])
+			}
+		}
+	}
+	if !any {
+		return 0
+	}
+	for _, cost := range s.costs {
+		c += cost(u)
+	}
+	return c
+}
 
 // bytes is what the sums take: the index and the lists of members with
 // import features.

@@ -489,7 +489,7 @@ func (m *Model) rankGroupsWith(u, k int, b *requestBuffers, haveF bool) ([]int, 
 		return m.rankGroups(u, k, b.groups)
 	}
 	gs := m.groupCandidates(u, k, b.seen, b.acc)
-	rows := groupNeedsStrength(m.groupScorer) && m.rowsFor(gs) // the other scorers sum no member
+	rows := groupNeedsStrength(m.groupScorer) && m.rowsFor(u, gs) // the other scorers sum no member
 	if rows {
 		m.strength.ScoreAll(u, b.users)
 	}

@@ -3,15 +3,15 @@ package kernelmath
 // SparseRows returns a visitor of the non-zeros of k's rows when k is a
 // Gram D X X' D (factorOf): row(i, visit) calls visit(j, v) once for each
 // feature i shares with j, the K(i, j) being the sum of those v. A row
-// costs the sum over i's features of the users that have them (the
-// two-step neighbourhood of i), not n. It reports false for any other
-// kernel.
-func SparseRows(k KernelMatrix) (row func(i int, visit func(j int, v float64)), ok bool) {
+// costs cost(i) visits: the sum over i's features of the users that have
+// them (the two-step neighbourhood of i), not n; cost takes O(i's
+// features). It reports false for any other kernel.
+func SparseRows(k KernelMatrix) (row func(i int, visit func(j int, v float64)), cost func(i int) int, ok bool) {
 	f, ok := factorOf(k)
 	if !ok || f.gram == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	return func(i int, visit func(j int, v float64)) {
+	row = func(i int, visit func(j int, v float64)) {
 		di := f.scale(i)
 		cols, vals := f.gram.x.row(i)
 		for p, a := range cols {
@@ -21,5 +21,14 @@ func SparseRows(k KernelMatrix) (row func(i int, visit func(j int, v float64)), 
 				visit(int(j), x*f.scale(int(j))*ys[q])
 			}
 		}
-	}, true
+	}
+	cost = func(i int) int {
+		c := 0
+		cols, _ := f.gram.x.row(i)
+		for _, a := range cols {
+			c += f.gram.xt.ptr[a+1] - f.gram.xt.ptr[a]
+		}
+		return c
+	}
+	return row, cost, true
 }

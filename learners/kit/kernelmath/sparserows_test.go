@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// A Gram's sparse rows add up to its rows, under every scaling; kernels
-// that are not Grams are refused.
+// A Gram's sparse rows add up to its rows, under every scaling, in as
+// many visits as their cost says; kernels that are not Grams are refused.
 func TestSparseRowsMatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	n := 60
@@ -29,13 +29,17 @@ func TestSparseRowsMatchRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, km := range []KernelMatrix{g, constG, CosineScaled(g)} {
-		row, ok := SparseRows(km)
+		row, cost, ok := SparseRows(km)
 		if !ok {
 			t.Fatalf("Gram %d (%T) refused", k, km)
 		}
 		for i := range n {
 			got, want := make([]float64, n), make([]float64, n)
-			row(i, func(j int, v float64) { got[j] += v })
+			visits := 0
+			row(i, func(j int, v float64) { got[j] += v; visits++ })
+			if visits != cost(i) {
+				t.Fatalf("Gram %d: row %d visits %d entries, its cost says %d", k, i, visits, cost(i))
+			}
 			km.Row(i, want)
 			for j := range n {
 				if math.Abs(got[j]-want[j]) > 1e-12*math.Max(1, math.Abs(want[j])) {
@@ -51,7 +55,7 @@ func TestSparseRowsMatchRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, km := range []KernelMatrix{NewLowRank(z), sparse, shifted, sum, DenseKernel{Linear(z)}} {
-		if _, ok := SparseRows(km); ok {
+		if _, _, ok := SparseRows(km); ok {
 			t.Errorf("%T is not a Gram but was accepted", km)
 		}
 	}

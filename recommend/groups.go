@@ -227,20 +227,26 @@ func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, cach
 	}
 }
 
-// memberRowShare: the sums over the members of groups read whole rows of
-// every user once the members number more than N/memberRowShare, where
-// one entry a member (from the kernels' factors, and for f over the
-// strength model's imports) costs more than a row's share.
-const memberRowShare = 4
+// The sums over the members of groups read whole rows of every user once
+// the entries they would read one at a time cost more: an entry (f(u, j)
+// from the strength model's imports and its kernel terms' sparse dot
+// products, or a visit of the large groups' walk) costs about
+// 2|S| + memberEntryCost, a row's entry 2|S| + rowEntryCost (a
+// matrix-vector product, a sigmoid). Set from the CPU a ranking took on
+// the generated 300,000 users (|S| = 1: one at a time cost about 12 times
+// a row's entry) and YouTube (|S| = 27: about 4 times).
+const memberEntryCost, rowEntryCost = 200, 16
 
 // rowsFor says whether groupSignal should read whole rows for user u and
 // gs (nil: every group): the members of the groups that are not large,
-// plus the users the large groups' sums visit (walkCost), number more
-// than N/memberRowShare.
+// plus the users the large groups' sums visit (walkCost), cost more one
+// at a time than the rows.
 func (m *Model) rowsFor(u int, gs []int) bool {
 	if gs == nil {
 		return true
 	}
+	imports := 2 * len(m.strength.Alpha())
+	limit := m.ds.N() * (imports + rowEntryCost) / (imports + memberEntryCost)
 	total, s := 0, m.largeSums()
 	if s != nil {
 		total = m.walkCost(s, u, gs)
@@ -249,11 +255,11 @@ func (m *Model) rowsFor(u int, gs []int) bool {
 		if s.isLarge(g) {
 			continue
 		}
-		if total += len(m.members[g]); total > m.ds.N()/memberRowShare {
+		if total += len(m.members[g]); total > limit {
 			return true
 		}
 	}
-	return false
+	return total > limit
 }
 
 // regLapSums returns, user-major, the regularised Laplacian applied to

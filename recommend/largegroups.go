@@ -11,9 +11,9 @@ import (
 
 // LargeGroupMembers: the mklr and kernel-mean signals of a group with
 // more members than this, for a user ranking its candidate groups, come
-// from what largeSums keeps about the group instead of one entry a
-// member, so that ranking a user's candidate groups never reads f(u, .)
-// or K(u, .) over every user, whatever the groups' sizes.
+// from a walk of the user's sparse kernel rows (largeSignal) instead of
+// one entry a member, so that large groups alone do not make a ranking
+// read f(u, .) and K(u, .) over every user (rowsFor weighs the walk).
 const LargeGroupMembers = 256
 
 // largeGroups holds largeSums, computed on first use (by the group

@@ -72,6 +72,33 @@ func byDescending(n int, size func(int) int, tie []int) []int {
 // scratch, and are left so. The cost is the walk, O(sum of u's friends'
 // degrees and of u's small groups' sizes), not the scoring.
 func (m *Model) friendCandidates(u, k int, seen []bool, acc []float64) []int {
+	out := m.nearUsers(u, seen, acc)
+	if ix := m.candidates.near; ix != nil {
+		for _, v := range ix.near(u, m.userTie, func(v int) bool { return seen[v] }) {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, v := range m.candidates.popular {
+		if len(out) >= k {
+			break
+		}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	m.unmark(u, out, seen)
+	return out
+}
+
+// nearUsers returns the first part of u's friend candidates: the users
+// within two friendship hops of u and the co-members of u's groups of at
+// most CandidateGroupMax members, the FriendCandidateMax of them with the
+// largest weight when there are more (friendCandidates). It leaves u,
+// u's friends and the users returned marked in seen (unmark clears
+// them); acc is left all zero.
+func (m *Model) nearUsers(u int, seen []bool, acc []float64) []int {
 	var out []int
 	seen[u] = true
 	for _, w := range m.friends[u] {
@@ -120,21 +147,11 @@ func (m *Model) friendCandidates(u, k int, seen []bool, acc []float64) []int {
 	for _, v := range out {
 		acc[v] = 0
 	}
-	if ix := m.candidates.near; ix != nil {
-		for _, v := range ix.near(u, m.userTie, func(v int) bool { return seen[v] }) {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	for _, v := range m.candidates.popular {
-		if len(out) >= k {
-			break
-		}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
+	return out
+}
+
+// unmark clears in seen what nearUsers marked for u, with the users out.
+func (m *Model) unmark(u int, out []int, seen []bool) {
 	seen[u] = false
 	for _, w := range m.friends[u] {
 		seen[w] = false
@@ -142,7 +159,6 @@ func (m *Model) friendCandidates(u, k int, seen []bool, acc []float64) []int {
 	for _, v := range out {
 		seen[v] = false
 	}
-	return out
 }
 
 // hubWeight is what a common neighbour of size (a friend's degree, a

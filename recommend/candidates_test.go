@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/kernelrank/kernelrank/cache"
+	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -80,9 +86,160 @@ func TestCandidateRecall(t *testing.T) {
 	}
 }
 
+// stored is the model storedModel loaded, kept for the benchmarks that
+// use it.
+var stored struct {
+	once sync.Once
+	m    *Model
+	err  error
+}
+
+// storedModel returns the model a server stored for a network, with
+// KERNELRANK_RECALL_STORED=NETWORK:MODELS (NETWORK the network's
+// directory, MODELS its --cache-dir's models/), nil without it.
+func storedModel(b *testing.B) *Model {
+	network, models, ok := strings.Cut(os.Getenv("KERNELRANK_RECALL_STORED"), ":")
+	if !ok {
+		return nil
+	}
+	stored.once.Do(func() {
+		ctx := context.Background()
+		ds, _, err := social.LoadDir(network, social.ImportOptions{})
+		if err != nil {
+			stored.err = err
+			return
+		}
+		store, err := cache.NewDirStore(models)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		name, err := StoreName(Options{})
+		if err != nil {
+			stored.err = err
+			return
+		}
+		version, err := store.Current(ctx, name)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		md, err := readMeta(ctx, store, name, version)
+		if err != nil {
+			stored.err = err
+			return
+		}
+		stored.m, stored.err = Load(ctx, store, name, version, ds, md.DataVersion)
+	})
+	if stored.err != nil {
+		b.Fatal(stored.err)
+	}
+	return stored.m
+}
+
+// BenchmarkStoredGroupRanking ranks the top 50 candidate groups of users
+// of a stored model (storedModel; skipped without it) on demand, an op
+// 200 users drawn with PCG(3, 3), by the mklr and the learned group
+// scorers (whichever the model chose), with the large groups' sums kept
+// with the model ("sums") and without them ("members": one entry a
+// member, or whole rows of f(u, .) and K(u, .) once the candidates'
+// members exceed n/4, as before the sums). Run with -cpu 1.
+func BenchmarkStoredGroupRanking(b *testing.B) {
+	m := storedModel(b)
+	if m == nil {
+		b.Skip("KERNELRANK_RECALL_STORED not set")
+	}
+	m = m.WithCandidates()
+	if m.groupWeights == nil { // learned not chosen: weights of every sign
+		m.groupWeights = []float64{0.5, 1, -0.3, 0, 0.7, 0.4, 0.1}
+	}
+	for _, scorer := range []string{GroupMKLR, GroupLearned} {
+		for _, path := range []string{"sums", "members"} {
+			b.Run(scorer+"/"+path, func(b *testing.B) {
+				c := *m
+				c.groupScorer, c.groupPerUser = scorer, false
+				if path == "members" {
+					c.large = &largeGroups{min: math.MaxInt}
+				}
+				c.largeSums() // built once, outside the timing
+				rng := rand.New(rand.NewPCG(3, 3))
+				buf := getBuffers(c.ds.N(), len(c.members))
+				users, rows := make([]int, 200), 0
+				for i := range users {
+					users[i] = rng.IntN(c.ds.N())
+					if c.rowsFor(users[i], c.groupCandidates(users[i], DefaultTopK, buf.seen, buf.acc)) {
+						rows++ // read whole rows
+					}
+				}
+				cpu := cputime.Process()
+				for b.Loop() {
+					for _, u := range users {
+						c.rankGroupsWith(u, DefaultTopK, buf, false)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(users)), "ms/user")
+				b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/1000/float64(b.N*len(users)), "cpu-ms/user")
+				b.ReportMetric(float64(rows)/float64(len(users)), "rows/user")
+			})
+		}
+	}
+}
+
+// BenchmarkStoredRankRange precomputes one shard (DefaultShardUsers
+// users from user 0) of a stored model (storedModel; skipped without it)
+// as the served model ranks them (with its candidates above
+// DefaultPrecomputeMaxUsers), reported a user: with -cpuprofile, where a
+// retrain's precomputation spends its time.
+func BenchmarkStoredRankRange(b *testing.B) {
+	m := storedModel(b)
+	if m == nil {
+		b.Skip("KERNELRANK_RECALL_STORED not set")
+	}
+	if m.ds.N() > DefaultPrecomputeMaxUsers {
+		m = m.WithCandidates()
+	}
+	users := min(DefaultShardUsers, m.ds.N())
+	cpu := cputime.Process()
+	for b.Loop() {
+		if _, err := m.rankRange(context.Background(), 0, users, DefaultTopK, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*users), "ms/user")
+	b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/1000/float64(b.N*users), "cpu-ms/user")
+	b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
+}
+
 // BenchmarkCandidateRecall reports candidateRecall on the real data sets
-// (run with -benchtime 1x; YouTube trains for minutes).
+// (run with -benchtime 1x; YouTube trains for minutes) and, with
+// KERNELRANK_RECALL_STORED=NETWORK:MODELS, on the model a server stored
+// for the network in directory NETWORK (its --cache-dir's models/), for
+// KERNELRANK_RECALL_USERS users (default 500): the generated networks
+// too large to train here.
 func BenchmarkCandidateRecall(b *testing.B) {
+	users := 500
+	if v := os.Getenv("KERNELRANK_RECALL_USERS"); v != "" {
+		var err error
+		if users, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report := func(b *testing.B, m *Model) {
+		for b.Loop() {
+			for _, k := range []int{10, 50} {
+				friends, groups, fs, gs := candidateRecall(m, users, k)
+				b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
+				b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
+				b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
+				b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
+			}
+			b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
+		}
+	}
+	if m := storedModel(b); m != nil {
+		b.Run("stored", func(b *testing.B) { report(b, m) })
+		return
+	}
 	for _, name := range []string{"blogcatalog", "youtube"} {
 		b.Run(name, func(b *testing.B) {
 			root, ok := dataset.DataDir()
@@ -97,16 +254,7 @@ func BenchmarkCandidateRecall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for b.Loop() {
-				for _, k := range []int{10, 50} {
-					friends, groups, fs, gs := candidateRecall(m, 500, k)
-					b.ReportMetric(friends, fmt.Sprintf("friend-recall@%d", k))
-					b.ReportMetric(groups, fmt.Sprintf("group-recall@%d", k))
-					b.ReportMetric(fs, fmt.Sprintf("friend-cands@%d", k))
-					b.ReportMetric(gs, fmt.Sprintf("group-cands@%d", k))
-				}
-				b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
-			}
+			report(b, m)
 		})
 	}
 }

@@ -93,12 +93,14 @@ func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst
 				f[j] = 1
 			}
 		}
-		m.memberSums(u.index, gs, dst, false, rows, f, func(j int) float64 {
+		cached := m.cachedSums(u, gs, rows)
+		m.memberSums(u.index, gs, dst, false, rows, cached, f, func(j int) float64 {
 			if contains(u.friends, j) {
 				return 1
 			}
 			return m.Strength(u.index, j)
 		})
+		m.largeSignal(sig, u.index, gs, cached, acc, dst)
 	case 1, 2:
 		m.spread(gs, acc, dst, func(add func(g int, x float64)) {
 			for _, v := range u.friends {
@@ -127,7 +129,9 @@ func (m *Model) groupSignal(sig int, u subject, gs []int, rows bool, f, acc, dst
 		if rows {
 			u.combined(f)
 		}
-		m.memberSums(u.index, gs, dst, true, rows, f, func(j int) float64 { return m.combined.At(u.index, j) })
+		cached := m.cachedSums(u, gs, rows)
+		m.memberSums(u.index, gs, dst, true, rows, cached, f, func(j int) float64 { return m.combined.At(u.index, j) })
+		m.largeSignal(sig, u.index, gs, cached, acc, dst)
 	case sigSize:
 		for i := range dst {
 			dst[i] = math.Log1p(float64(len(m.members[groupAt(gs, i)])))
@@ -160,7 +164,7 @@ func (m *Model) subject(u int) subject {
 }
 
 // rowsOf is rowsFor for subject u: always rows for a folded user.
-func (m *Model) rowsOf(u subject, gs []int) bool { return !u.own || m.rowsFor(gs) }
+func (m *Model) rowsOf(u subject, gs []int) bool { return !u.own || m.rowsFor(u.index, gs) }
 
 // groupAt is the group of entry i: gs[i], or i for gs nil (every group).
 func groupAt(gs []int, i int) int {
@@ -188,9 +192,13 @@ func (m *Model) spread(gs []int, acc, dst []float64, walk func(add func(g int, x
 
 // memberSums sets dst[i] to the sum over gs[i]'s members j != u (groupAt)
 // of row[j] (rows set) or at(j), divided by the group's size when mean
-// is set.
-func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, row []float64, at func(j int) float64) {
+// is set; it leaves dst[i] for a group whose sums are cached
+// (cachedSums).
+func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, cached func(g int) bool, row []float64, at func(j int) float64) {
 	for i := range dst {
+		if cached(groupAt(gs, i)) {
+			continue
+		}
 		members := m.members[groupAt(gs, i)]
 		s := 0.0
 		for _, j := range members {
@@ -209,25 +217,45 @@ func (m *Model) memberSums(u int, gs []int, dst []float64, mean, rows bool, row 
 	}
 }
 
-// memberRowShare: the sums over the members of groups read whole rows of
-// every user once the members number more than N/memberRowShare, where
-// one entry a member (from the kernels' factors, and for f over the
-// strength model's imports) costs more than a row's share.
-const memberRowShare = 4
+// The sums over the members of groups read whole rows of every user once
+// the entries they would read one at a time cost more: an entry (f(u, j)
+// from the strength model's imports and its kernel terms' sparse dot
+// products, or a visit of the large groups' walk) costs about
+// 2|S| + memberEntryCost, a row's entry 2|S| + rowEntryCost (a
+// matrix-vector product, a sigmoid). Set from the CPU a ranking took on
+// the generated 300,000 users (|S| = 1: one at a time cost about 12 times
+// a row's entry) and YouTube (|S| = 27: about 4 times).
+const memberEntryCost, rowEntryCost = 200, 16
 
-// rowsFor says whether groupSignal should read whole rows for gs (nil:
-// every group).
-func (m *Model) rowsFor(gs []int) bool {
+// walkVisitCost is what a visit of the large groups' walk (largeSignal)
+// costs in entries one at a time: on the generated 300,000 and 1,000,000
+// users, the rankings that took the walk at 1 cost about 2.4 times the rows
+// they replaced.
+const walkVisitCost = 3
+
+// rowsFor says whether groupSignal should read whole rows for user u and
+// gs (nil: every group): the members of the groups that are not large,
+// plus the users the large groups' sums visit (walkCost), cost more one
+// at a time than the rows.
+func (m *Model) rowsFor(u int, gs []int) bool {
 	if gs == nil {
 		return true
 	}
-	total := 0
+	imports := 2 * len(m.strength.Alpha())
+	limit := m.ds.N() * (imports + rowEntryCost) / (imports + memberEntryCost)
+	total, s := 0, m.largeSums()
+	if s != nil {
+		total = walkVisitCost * m.walkCost(s, u, gs)
+	}
 	for _, g := range gs {
-		if total += len(m.members[g]); total > m.ds.N()/memberRowShare {
+		if s.isLarge(g) {
+			continue
+		}
+		if total += len(m.members[g]); total > limit {
 			return true
 		}
 	}
-	return false
+	return total > limit
 }
 
 // regLapOf returns the walk over user u's regularised-Laplacian signal
@@ -648,7 +676,7 @@ func (m *Model) selectGroupScorer(ctx context.Context, held [][2]int, maxUsers i
 	x := make([]float64, off[len(users)])
 	type scratch struct{ f, acc []float64 }
 	if err := parallel(ctx, len(users), func() scratch { return scratch{make([]float64, n), make([]float64, ng)} }, func(b scratch, i int) {
-		rows := m.rowsFor(lists[i])
+		rows := m.rowsFor(users[i], lists[i])
 		if rows {
 			m.strength.ScoreAll(users[i], b.f)
 		}

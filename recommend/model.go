@@ -168,6 +168,7 @@ type Model struct {
 	cached       *onDemand     // nil: rankings computed on demand are not kept
 	candidates   *candidates   // nil: rankings on demand score every user
 	regLapGroups *regLapGroups // see regLapSums
+	large        *largeGroups  // see largeSums
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view,
@@ -601,6 +602,7 @@ func (m *Model) index(view social.View, seed uint64) {
 	n, ds := m.ds.N(), m.ds
 	m.relations = newRelations(ds, view)
 	m.regLapGroups = &regLapGroups{push: n*len(m.members) > RegLaplacianMaxEntries}
+	m.large = &largeGroups{min: LargeGroupMembers}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

@@ -472,19 +472,30 @@ func (m *Model) topGroups(u, k int) ([]int, []float64) {
 	return m.cachedRanking(2*u+1, k, func(k int) ([]int, []float64) {
 		b := getBuffers(m.ds.N(), len(m.members))
 		defer buffers.Put(b)
-		if m.candidates == nil || m.groupPerUser {
-			m.groupScores(u, b.groups, b.users, b.features)
-			return m.rankGroups(u, k, b.groups)
-		}
-		gs := m.groupCandidates(u, k, b.seen, b.acc)
-		rows := m.rowsFor(gs)
-		if rows && groupNeedsStrength(m.groupScorer) {
+		return m.rankGroupsWith(u, k, b, false)
+	})
+}
+
+// rankGroupsWith ranks u's groups now, with the scratch b: every group,
+// or u's candidate groups only with WithCandidates (unless the learned
+// scorer scales its signals per user, over every group). haveF says
+// that b.users holds f(u, .) already.
+func (m *Model) rankGroupsWith(u, k int, b *requestBuffers, haveF bool) ([]int, []float64) {
+	if m.candidates == nil || m.groupPerUser {
+		if groupNeedsStrength(m.groupScorer) && !haveF {
 			m.strength.ScoreAll(u, b.users)
 		}
-		score := b.groups[:len(gs)]
-		m.scoreGroupList(m.groupScorer, m.subject(u), gs, rows, b.users, b.groupAcc, score, b.features)
-		return pickTop(gs, score, m.groupTie, k)
-	})
+		m.scoreGroups(m.groupScorer, u, b.users, b.groups, b.features)
+		return m.rankGroups(u, k, b.groups)
+	}
+	gs := m.groupCandidates(u, k, b.seen, b.acc)
+	rows := groupNeedsStrength(m.groupScorer) && m.rowsFor(u, gs) // the other scorers sum no member
+	if rows {
+		m.strength.ScoreAll(u, b.users)
+	}
+	score := b.groups[:len(gs)]
+	m.scoreGroupList(m.groupScorer, m.subject(u), gs, rows, b.users, b.groupAcc, score, b.features)
+	return pickTop(gs, score, m.groupTie, k)
 }
 
 // GroupScores sets score[g] to the score RecommendGroups ranks g by for

@@ -500,6 +500,9 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 	}
 	if m.TopK() == 0 && m.cached == nil {
 		m = m.WithCandidates()
+		if groupNeedsStrength(m.groupScorer) {
+			m.logLargeGroups(s.log)
+		}
 		if c, err := m.WithCache(s.opts.RankCacheBytes, s.opts.TopK); err == nil {
 			m = c
 		} else {

@@ -75,8 +75,8 @@ func (m *Model) WithTop(ctx context.Context, k int, progress func(fraction float
 }
 
 // rankRange ranks users lo to hi-1 as WithTop does and returns their lists,
-// row u-lo for user u: a shard of the precomputation. Friends are ranked
-// as a request would rank them, over the candidates only with
+// row u-lo for user u: a shard of the precomputation. Friends and groups
+// are ranked as a request would rank them, over the candidates only with
 // WithCandidates.
 func (m *Model) rankRange(ctx context.Context, lo, hi, k int, progress func(fraction float64)) (*precomputed, error) {
 	if k < 1 {
@@ -102,11 +102,8 @@ func (m *Model) rankRange(ctx context.Context, lo, hi, k int, progress func(frac
 			}
 			top.friends.set(r, items, scores)
 			if top.groups.k > 0 {
-				if groupNeedsStrength(m.groupScorer) && (m.scorer != ScorerMKLR || m.candidates != nil) {
-					m.strength.ScoreAll(u, b.users)
-				} // else users holds f(u, .) or is not needed
-				m.scoreGroups(m.groupScorer, u, b.users, b.groups, b.features)
-				items, scores = m.rankGroups(u, top.groups.k, b.groups)
+				// rankFriends left f(u, .) in users for the mklr scorer
+				items, scores = m.rankGroupsWith(u, top.groups.k, b, m.candidates == nil && m.scorer == ScorerMKLR)
 				top.groups.set(r, items, scores)
 			}
 		}

@@ -191,22 +191,7 @@ func (m *Model) Score(i, j int) float64 {
 	if m.terms != nil {
 		f += m.terms.At(i, j)
 	}
-	if m.feat == nil {
-		return f
-	}
-	ri, rj := m.feat.RawRowView(i), m.feat.RawRowView(j)
-	for s, a := range m.alpha {
-		switch m.pair {
-		case PairTensor:
-			f += a * (ri[2*s]*rj[2*s+1] + ri[2*s+1]*rj[2*s])
-		case PairDifference:
-			f += a * (ri[s] - rj[s])
-		default:
-			d := ri[s] - rj[s]
-			f += a * d * d
-		}
-	}
-	return f
+	return f + m.ImportPart(i, j)
 }
 
 // Strength returns P(z = 1 | i, j) = sigmoid(f(i, j)), the social strength.

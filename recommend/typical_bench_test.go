@@ -1,8 +1,6 @@
 package recommend
 
 import (
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
@@ -18,13 +16,7 @@ import (
 // KERNELRANK_BENCH_USERS sets the network's size (default 100,000); run
 // with -cpu 1.
 func BenchmarkFriendAnswer(b *testing.B) {
-	n := 100_000
-	if s := os.Getenv("KERNELRANK_BENCH_USERS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := envInt(b, "KERNELRANK_BENCH_USERS", 100_000)
 	ds := generatedData(b, n)
 	m, err := Train(b.Context(), ds, ds.FullView(), Options{})
 	if err != nil {

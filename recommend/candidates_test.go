@@ -210,6 +210,20 @@ func BenchmarkStoredRankRange(b *testing.B) {
 	b.Logf("friend scorer %s, group scorer %s", m.scorer, m.groupScorer)
 }
 
+// envInt returns the integer in the environment variable name, def when
+// it is unset.
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
 // BenchmarkCandidateRecall reports candidateRecall on the real data sets
 // (run with -benchtime 1x; YouTube trains for minutes) and, with
 // KERNELRANK_RECALL_STORED=NETWORK:MODELS, on the model a server stored
@@ -217,13 +231,7 @@ func BenchmarkStoredRankRange(b *testing.B) {
 // KERNELRANK_RECALL_USERS users (default 500): the generated networks
 // too large to train here.
 func BenchmarkCandidateRecall(b *testing.B) {
-	users := 500
-	if v := os.Getenv("KERNELRANK_RECALL_USERS"); v != "" {
-		var err error
-		if users, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	users := envInt(b, "KERNELRANK_RECALL_USERS", 500)
 	report := func(b *testing.B, m *Model) {
 		for b.Loop() {
 			for _, k := range []int{10, 50} {

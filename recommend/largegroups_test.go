@@ -13,19 +13,32 @@ import (
 // shape (demo.GenerateLarge) with n users.
 func generated(t *testing.T, n int) *Model {
 	t.Helper()
+	return trainT(t, generatedData(t, n), Options{})
+}
+
+// generatedData is the network of YouTube's shape (demo.GenerateLarge)
+// with n users, as loaded from its files.
+func generatedData(t testing.TB, n int) *social.Dataset {
+	t.Helper()
 	net, err := demo.GenerateLarge(3, demo.LargeOptions{Users: n})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return written(t, net.WriteBlogCatalog)
+}
+
+// written loads the data set that write puts in a temporary directory.
+func written(t testing.TB, write func(dir string) error) *social.Dataset {
+	t.Helper()
 	dir := t.TempDir()
-	if err := net.WriteBlogCatalog(dir); err != nil {
+	if err := write(dir); err != nil {
 		t.Fatal(err)
 	}
 	ds, _, err := social.LoadDir(dir, social.ImportOptions{StopOnError: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return trainT(t, ds, Options{})
+	return ds
 }
 
 // Candidate groups ranked with the large groups' member sums kept with

@@ -169,6 +169,7 @@ type Model struct {
 	candidates   *candidates   // nil: rankings on demand score every user
 	regLapGroups *regLapGroups // see regLapSums
 	large        *largeGroups  // see largeSums
+	rowSums      *rowSums      // see kernelSums
 
 	// What storing needs (store.go): the settings trained with, whether
 	// the view was the data set's full view,
@@ -603,6 +604,7 @@ func (m *Model) index(view social.View, seed uint64) {
 	m.relations = newRelations(ds, view)
 	m.regLapGroups = &regLapGroups{push: n*len(m.members) > RegLaplacianMaxEntries}
 	m.large = &largeGroups{min: LargeGroupMembers}
+	m.rowSums = &rowSums{}
 	commented := make([]bool, n)
 	for _, c := range ds.Comments {
 		commented[c.Author], commented[c.Owner] = true, true

@@ -182,7 +182,7 @@ func (m *Model) friendsAnswer(id string, noData bool, u pairSource, rank func() 
 		return &Friends{Items: []FriendRec{}, Reason: fmt.Sprintf("user %s is already friends with every other user", id)}
 	}
 	out := &Friends{Items: make([]FriendRec, len(top))}
-	typ := m.typicalOf(u)
+	typ := m.typicalCandidate(u)
 	for r, v := range top {
 		out.Items[r] = m.explain(u, v, typ)
 		out.Items[r].Score = score[r]
@@ -202,8 +202,8 @@ type pairSource struct {
 	kernel          func(t, v int) float64
 	scoreRow        func(dst []float64)
 	score, combined func(v int) float64
-	// own: u as the model has it, whose typical candidate depends on the
-	// model alone (typicalOf may cache it).
+	// own: u as the model has it, whose typical candidate comes from the
+	// row sums kept with the model (typicalCandidate).
 	own bool
 }
 
@@ -239,25 +239,20 @@ type typical struct {
 	f      float64
 }
 
-// typicalOf is typicalCandidate, kept beside the on-demand rankings
-// (WithCache) for a user of the model: on a large network its rows cost
-// more than the rest of a cached request.
-func (m *Model) typicalOf(u pairSource) typical {
-	c := m.cached
-	if c == nil || !u.own {
-		return m.typicalCandidate(u)
+// typicalCandidate returns u's typical candidate: for a user of the model
+// from the row sums kept with it (typicalBySums), in time independent of
+// the network's size; for a user folded in, whose rows the model does not
+// sum, from its rows (typicalByRows).
+func (m *Model) typicalCandidate(u pairSource) typical {
+	if u.own {
+		return m.typicalBySums(u)
 	}
-	if t, ok := c.typical.GetIfPresent(u.index); ok {
-		return t
-	}
-	t := m.typicalCandidate(u)
-	c.typical.Set(u.index, t)
-	return t
+	return m.typicalByRows(u)
 }
 
-// typicalCandidate returns u's typical candidate; it costs a row of each
-// kernel and of f, once per request.
-func (m *Model) typicalCandidate(u pairSource) typical {
+// typicalByRows returns u's typical candidate from a row of each kernel
+// and of f: O(n) a request.
+func (m *Model) typicalByRows(u pairSource) typical {
 	b := getBuffers(m.ds.N(), 0)
 	defer buffers.Put(b)
 	row := b.users
@@ -281,23 +276,77 @@ func (m *Model) typicalCandidate(u pairSource) typical {
 	return out
 }
 
+// typicalBySums returns the typical candidate of u, a user of the model,
+// as typicalByRows does (to rounding), in O(|friends| (kernels + |S|)): a
+// sum over u's candidates is the sum over every user (kernelSums, and
+// for f's import part mklr's ImportSum) less u's own entry and its
+// friends'. f is linear in the kernels: b + sum_t (gamma_t + gamma
+// theta_t) K^t plus the import part.
+func (m *Model) typicalBySums(u pairSource) typical {
+	n := m.ds.N()
+	out := typical{kernel: make([]float64, len(m.kernels))}
+	cands := n - 1 - len(u.friends)
+	if cands < 1 {
+		return out // no candidates: every mean 0, as typicalByRows gives
+	}
+	sums := m.kernelSums()
+	f := float64(n)*m.strength.Bias() + m.strength.ImportSum(u.index) - u.score(u.index)
+	for _, v := range u.friends {
+		f -= u.score(v)
+	}
+	for t := range m.kernels {
+		s := sums[t][u.index] - u.kernel(t, u.index)
+		for _, v := range u.friends {
+			s -= u.kernel(t, v)
+		}
+		out.kernel[t] = s / float64(cands)
+		_, coef := m.coefficient(t)
+		f += coef * sums[t][u.index]
+	}
+	out.f = f / float64(cands)
+	return out
+}
+
+// kernelSums returns each base kernel's row sums, sum_v K^t(u, v) (one
+// product with the ones vector a kernel, n floats), computed on first use
+// and shared by the model's copies.
+func (m *Model) kernelSums() [][]float64 {
+	s := m.rowSums
+	s.once.Do(func() {
+		s.kernel = make([][]float64, len(m.kernels))
+		for t, k := range m.kernels {
+			s.kernel[t] = k.K.RowSums()
+		}
+	})
+	return s.kernel
+}
+
+// rowSums holds kernelSums' result.
+type rowSums struct {
+	once   sync.Once
+	kernel [][]float64
+}
+
+// coefficient returns base kernel t's own term's coefficient in f,
+// gamma_t, and its whole coefficient: that and its share gamma theta_t of
+// the combined kernel's term.
+func (m *Model) coefficient(t int) (own, coef float64) {
+	if gamma := m.strength.BaseWeights(); gamma != nil {
+		own = gamma[t]
+	}
+	return own, own + m.strength.Gamma()*m.weights[t]
+}
+
 // explain returns v's explanation for u but its Score: the common
 // friends, the combined kernel, its contributions and f(u, v) in parts,
 // absolute and relative to u's typical candidate.
 func (m *Model) explain(u pairSource, v int, typ typical) FriendRec {
 	common := intersect(u.friends, m.friends[v])
 	rec := FriendRec{User: m.ds.Users[v].ID, Strength: sigmoid(u.score(v) - m.offset), CommonFriends: m.userIDs(common), CommonFriendCount: len(common)}
-	gamma := m.strength.BaseWeights()
 	terms, relative := 0.0, 0.0
 	for t, k := range m.kernels {
-		w, g := m.weights[t], 0.0
-		if gamma != nil {
-			g = gamma[t]
-		}
-		// The kernel's coefficient in f: its own term and its share of
-		// the combined kernel's.
-		coef := g + m.strength.Gamma()*w
-		val := u.kernel(t, v)
+		w, val := m.weights[t], u.kernel(t, v)
+		g, coef := m.coefficient(t)
 		c := Contribution{Kernel: k.Name, Weight: w, Value: val, Part: w * val, Term: g * val, Coefficient: coef, Relative: coef * (val - typ.kernel[t])}
 		rec.Contributions = append(rec.Contributions, c)
 		rec.Kernel += c.Part

@@ -509,6 +509,7 @@ func (s *Service) serve(sl *slot, m *Model, source, warning string, took time.Du
 			s.log.Warn("rankings computed on demand are not cached", "err", err)
 		}
 	}
+	m.kernelSums() // one product a kernel, here rather than in the first explanation
 	s.setView(sl, m)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -137,12 +137,10 @@ type ranked struct {
 }
 
 // onDemand caches the rankings of users that were not precomputed: key
-// 2u for u's friends, 2u+1 for u's groups, each the first k; and, key u,
-// u's typical candidate (the explanations' baseline).
+// 2u for u's friends, 2u+1 for u's groups, each the first k.
 type onDemand struct {
-	k       int
-	cache   *otter.Cache[int, ranked]
-	typical *otter.Cache[int, typical]
+	k     int
+	cache *otter.Cache[int, ranked]
 }
 
 // rankedBytes is what a cached ranking of k items weighs: an int and a
@@ -152,8 +150,9 @@ func rankedBytes(k int) uint32 { return uint32(16*k + 96) }
 // WithCache returns a copy of the model that ranks users on demand (when
 // no precomputed list covers a request) and keeps each user's first k
 // friends and groups in a cache of at most budget bytes (W-TinyLFU
-// eviction), with each user's typical candidate: a request for k or fewer
-// items of a cached user costs only its explanations' kernel entries.
+// eviction): a request for k or fewer items of a cached user costs only
+// its explanations' kernel entries (and its typical candidate's, from the
+// model's row sums).
 // Rankings depend only on the model, so the cache never
 // holds a stale one.
 func (m *Model) WithCache(budget int64, k int) (*Model, error) {
@@ -167,17 +166,8 @@ func (m *Model) WithCache(budget int64, k int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A typical candidate weighs a float64 a kernel, plus the entry's
-	// overhead; its budget is a sixteenth of the rankings'.
-	t, err := otter.New(&otter.Options[int, typical]{
-		MaximumWeight: uint64(max(budget/16, 1)),
-		Weigher:       func(_ int, t typical) uint32 { return uint32(8*len(t.kernel) + 120) },
-	})
-	if err != nil {
-		return nil, err
-	}
 	cp := *m
-	cp.cached = &onDemand{k: k, cache: c, typical: t}
+	cp.cached = &onDemand{k: k, cache: c}
 	return &cp, nil
 }
 

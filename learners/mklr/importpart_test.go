@@ -28,3 +28,27 @@ func TestImportPartMatchesFeatureMap(t *testing.T) {
 		}
 	}
 }
+
+// ImportSum is ImportPart summed over every user, for every pair kernel
+// (configs covers all three), after training and after FromState.
+func TestImportSumIsTheRowSum(t *testing.T) {
+	c := newCommunity(t, 40, 4, 5, 3)
+	for _, o := range configs(c.base) {
+		_, m := run(t, c.k, c.pos, c.neg, o)
+		loaded, err := FromState(m.State(), c.k, o.Base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Imports()) == 0 {
+			t.Fatalf("%s: no imports: the sum is not exercised", name(o))
+		}
+		for i := range 40 {
+			want := 0.0
+			for j := range 40 {
+				want += m.ImportPart(i, j)
+			}
+			near(t, name(o)+": import sum", m.ImportSum(i), want, 1e-9)
+			near(t, name(o)+": loaded import sum", loaded.ImportSum(i), want, 1e-9)
+		}
+	}
+}

@@ -102,9 +102,13 @@ type Model struct {
 	// quad is, for PairSquared, sum_s alpha_s e_s(u)^2, and for
 	// PairDifference sum_s alpha_s e_s(u): the per-user part of the sum
 	// (zero for PairTensor, which has none).
-	quad  []float64
-	n     int
-	stats Stats
+	quad []float64
+	// featSum and quadSum are feat's column sums and quad's sum over every
+	// user: ImportSum's O(|S|) sum over j.
+	featSum []float64
+	quadSum float64
+	n       int
+	stats   Stats
 }
 
 // Stats reports how training went.
@@ -132,6 +136,7 @@ func (m *Model) setFeatures(n int, rows [][2][]float64) {
 	if len(rows) == 0 {
 		return
 	}
+	defer m.sumFeatures()
 	if m.pair == PairTensor {
 		m.feat = mat.NewDense(n, 2*len(rows), nil)
 		for s, r := range rows {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
 	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -19,15 +20,7 @@ import (
 // it is absent).
 func realData(b *testing.B, name string) *social.Dataset {
 	b.Helper()
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", name), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return ds
+	return socialtest.Load(b, name, social.ImportOptions{})
 }
 
 // realModel trains the default recommender on a real data set.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/internal/cputime"
-	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -64,14 +63,7 @@ func TestCandidateRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-data test skipped with -short")
 	}
-	root, ok := dataset.DataDir()
-	if !ok {
-		t.Skipf("shared data not found (set %s)", dataset.EnvDataDir)
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "blogcatalog"), social.ImportOptions{StopOnError: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := socialtest.Load(t, "blogcatalog", social.ImportOptions{StopOnError: true})
 	m, err := Train(context.Background(), ds, ds.FullView(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -250,14 +242,7 @@ func BenchmarkCandidateRecall(b *testing.B) {
 	}
 	for _, name := range []string{"blogcatalog", "youtube"} {
 		b.Run(name, func(b *testing.B) {
-			root, ok := dataset.DataDir()
-			if !ok {
-				b.Skipf("shared data not found (set %s)", dataset.EnvDataDir)
-			}
-			ds, _, err := social.LoadDir(filepath.Join(root, "social", name), social.ImportOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			ds := socialtest.Load(b, name, social.ImportOptions{})
 			m, err := Train(context.Background(), ds, ds.FullView(), Options{})
 			if err != nil {
 				b.Fatal(err)

@@ -3,12 +3,11 @@ package recommend
 import (
 	"cmp"
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
-	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -128,13 +127,5 @@ func BenchmarkGroupRankingYouTube(b *testing.B) {
 // youtube loads ../shared/data/social/youtube (skipping when absent).
 func youtube(b *testing.B) *social.Dataset {
 	b.Helper()
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA): the real social data sets are needed")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "youtube"), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return ds
+	return socialtest.Load(b, "youtube", social.ImportOptions{})
 }

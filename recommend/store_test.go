@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/cache"
-	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 )
@@ -393,13 +392,5 @@ func egoFacebook(t *testing.T) *social.Dataset {
 	if testing.Short() {
 		t.Skip("trains on ego-Facebook")
 	}
-	root, ok := dataset.DataDir()
-	if !ok {
-		t.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "ego-facebook"), social.ImportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
+	return socialtest.Load(t, "ego-facebook", social.ImportOptions{})
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -16,8 +15,8 @@ import (
 	"github.com/kernelrank/kernelrank/cache"
 	"github.com/kernelrank/kernelrank/index"
 	"github.com/kernelrank/kernelrank/internal/cputime"
-	"github.com/kernelrank/kernelrank/internal/dataset"
 	"github.com/kernelrank/kernelrank/internal/redistest"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/recommend"
 	"github.com/kernelrank/kernelrank/social"
 	"github.com/kernelrank/kernelrank/social/live"
@@ -38,14 +37,7 @@ func (s storeSource) Load(context.Context, string) (*social.Dataset, error) {
 // reports changes a second, the latency of a write (p50, p99) and the CPU
 // time of the process per request. Run with -benchtime 200x.
 func BenchmarkSocialWritesBlogCatalog(b *testing.B) {
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "blogcatalog"), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ds := socialtest.Load(b, "blogcatalog", social.ImportOptions{})
 	for _, backend := range []string{"file", "redis"} {
 		b.Run(backend, func(b *testing.B) {
 			store := benchStore(b, backend)

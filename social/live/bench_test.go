@@ -2,11 +2,10 @@ package live
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/kernelrank/kernelrank/internal/cputime"
-	"github.com/kernelrank/kernelrank/internal/dataset"
+	"github.com/kernelrank/kernelrank/internal/socialtest"
 	"github.com/kernelrank/kernelrank/social"
 )
 
@@ -14,14 +13,7 @@ import (
 // to a store holding BlogCatalog, without Redis: apply, fsync, and the new
 // data set (built and hashed), which is most of it.
 func BenchmarkWriteBlogCatalog(b *testing.B) {
-	root, ok := dataset.DataDir()
-	if !ok {
-		b.Skip("../shared/data not found (set KERNELRANK_SHARED_DATA)")
-	}
-	ds, _, err := social.LoadDir(filepath.Join(root, "social", "blogcatalog"), social.ImportOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ds := socialtest.Load(b, "blogcatalog", social.ImportOptions{})
 	s, err := OpenDir(b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)

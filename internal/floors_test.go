@@ -14,7 +14,7 @@ import (
 const module = "github.com/kernelrank/kernelrank/"
 
 var (
-	ground = []string{"admission", "changelog", "dataset", "demo", "cputime", "feedback", "jobs", "metrics", "redistest", "vecmath"}
+	ground = []string{"admission", "changelog", "dataset", "demo", "cputime", "feedback", "jobs", "metrics", "redistest", "socialtest", "vecmath"}
 	top    = []string{"bench", "deploy", "eval", "retrain"}
 	// above are the packages a ground-floor package may not import besides
 	// the top of the house.

@@ -1,6 +1,7 @@
-// Package vecmath holds the two level-1 kernels the eigensolver's
-// tridiagonal reduction and back-transformation spend their time in,
-// y += a x and x . y, on short vectors that sit in cache. gonum's assembly
+// Package vecmath holds the level-1 kernels the eigensolver's tridiagonal
+// reduction and back-transformation spend their time in, y += a x and
+// x . y (and their fusions for one row of the reduction and for one
+// reflector applied to four vectors), on short vectors that sit in cache. gonum's assembly
 // uses SSE2 (two float64 a multiply, then an add); on amd64 CPUs with AVX2
 // and FMA these kernels take four a fused multiply-add, and fall back to
 // gonum's everywhere else (or with the purego build tag). Fused rounding
@@ -49,4 +50,22 @@ func Rank2DotAxpy(x, u, w, v, y []float64, a, b, c float64) float64 {
 	floats.AddScaled(x, -b, w)
 	floats.AddScaled(y, c, x)
 	return floats.Dot(x, v)
+}
+
+// Reflect4 applies the Householder reflector I - tau v v^T to four vectors,
+// z_k -= tau (v . z_k) v, sharing each load of v among the four: the
+// eigensolver's back-transformation applies every reflector to dozens of
+// eigenvectors. Every z_k must be as long as v.
+func Reflect4(tau float64, v, z0, z1, z2, z3 []float64) {
+	n := len(v)
+	if len(z0) != n || len(z1) != n || len(z2) != n || len(z3) != n {
+		panic("vecmath: Reflect4: slices of different lengths")
+	}
+	if fma {
+		reflect4FMA(tau, v, z0, z1, z2, z3)
+		return
+	}
+	for _, z := range [4][]float64{z0, z1, z2, z3} {
+		floats.AddScaled(z, -tau*floats.Dot(v, z), v)
+	}
 }

@@ -16,3 +16,6 @@ func dotFMA(x, y []float64) float64
 
 //go:noescape
 func rank2DotAxpyFMA(x, u, w, v, y []float64, a, b, c float64) float64
+
+//go:noescape
+func reflect4FMA(tau float64, v, z0, z1, z2, z3 []float64)

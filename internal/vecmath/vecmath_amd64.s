@@ -190,3 +190,143 @@ r2dDone:
 	VZEROUPPER
 	MOVSD X3, ret+144(FP)
 	RET
+
+// func reflect4FMA(tau float64, v, z0, z1, z2, z3 []float64)
+// z_k -= tau (v . z_k) v for k < 4, one pass for the four dot products and
+// one for the four updates, each load of v shared by the four rows; the
+// caller checks that every z_k is as long as v.
+TEXT ·reflect4FMA(SB), NOSPLIT, $0-128
+	MOVQ   v_base+8(FP), SI
+	MOVQ   v_len+16(FP), CX
+	MOVQ   z0_base+32(FP), DI
+	MOVQ   z1_base+56(FP), R8
+	MOVQ   z2_base+80(FP), R9
+	MOVQ   z3_base+104(FP), R10
+	MOVQ   CX, BX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	XORQ   AX, AX
+
+rfd8:
+	CMPQ        CX, $8
+	JL          rfd4
+	VMOVUPD     (SI)(AX*8), Y8
+	VMOVUPD     32(SI)(AX*8), Y9
+	VFMADD231PD (DI)(AX*8), Y8, Y0
+	VFMADD231PD 32(DI)(AX*8), Y9, Y4
+	VFMADD231PD (R8)(AX*8), Y8, Y1
+	VFMADD231PD 32(R8)(AX*8), Y9, Y5
+	VFMADD231PD (R9)(AX*8), Y8, Y2
+	VFMADD231PD 32(R9)(AX*8), Y9, Y6
+	VFMADD231PD (R10)(AX*8), Y8, Y3
+	VFMADD231PD 32(R10)(AX*8), Y9, Y7
+	ADDQ        $8, AX
+	SUBQ        $8, CX
+	JMP         rfd8
+
+rfd4:
+	CMPQ        CX, $4
+	JL          rfdReduce
+	VMOVUPD     (SI)(AX*8), Y8
+	VFMADD231PD (DI)(AX*8), Y8, Y0
+	VFMADD231PD (R8)(AX*8), Y8, Y1
+	VFMADD231PD (R9)(AX*8), Y8, Y2
+	VFMADD231PD (R10)(AX*8), Y8, Y3
+	ADDQ        $4, AX
+	SUBQ        $4, CX
+
+rfdReduce:
+	VADDPD       Y4, Y0, Y0
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	VADDPD       Y7, Y3, Y3
+	VEXTRACTF128 $1, Y0, X8
+	VADDPD       X8, X0, X0
+	VHADDPD      X0, X0, X0
+	VEXTRACTF128 $1, Y1, X8
+	VADDPD       X8, X1, X1
+	VHADDPD      X1, X1, X1
+	VEXTRACTF128 $1, Y2, X8
+	VADDPD       X8, X2, X2
+	VHADDPD      X2, X2, X2
+	VEXTRACTF128 $1, Y3, X8
+	VADDPD       X8, X3, X3
+	VHADDPD      X3, X3, X3
+
+rfd1:
+	TESTQ       CX, CX
+	JE          rfScale
+	VMOVSD      (SI)(AX*8), X8
+	VFMADD231SD (DI)(AX*8), X8, X0
+	VFMADD231SD (R8)(AX*8), X8, X1
+	VFMADD231SD (R9)(AX*8), X8, X2
+	VFMADD231SD (R10)(AX*8), X8, X3
+	INCQ        AX
+	DECQ        CX
+	JMP         rfd1
+
+rfScale:
+	// a_k = -tau (v . z_k), broadcast to four lanes.
+	VMOVSD       tau+0(FP), X8
+	VXORPD       X9, X9, X9
+	VSUBSD       X8, X9, X8
+	VMULSD       X8, X0, X0
+	VMULSD       X8, X1, X1
+	VMULSD       X8, X2, X2
+	VMULSD       X8, X3, X3
+	VBROADCASTSD X0, Y0
+	VBROADCASTSD X1, Y1
+	VBROADCASTSD X2, Y2
+	VBROADCASTSD X3, Y3
+	MOVQ         BX, CX
+	XORQ         AX, AX
+
+rfa4:
+	CMPQ        CX, $4
+	JL          rfa1
+	VMOVUPD     (SI)(AX*8), Y8
+	VMOVUPD     (DI)(AX*8), Y4
+	VMOVUPD     (R8)(AX*8), Y5
+	VMOVUPD     (R9)(AX*8), Y6
+	VMOVUPD     (R10)(AX*8), Y7
+	VFMADD231PD Y8, Y0, Y4
+	VFMADD231PD Y8, Y1, Y5
+	VFMADD231PD Y8, Y2, Y6
+	VFMADD231PD Y8, Y3, Y7
+	VMOVUPD     Y4, (DI)(AX*8)
+	VMOVUPD     Y5, (R8)(AX*8)
+	VMOVUPD     Y6, (R9)(AX*8)
+	VMOVUPD     Y7, (R10)(AX*8)
+	ADDQ        $4, AX
+	SUBQ        $4, CX
+	JMP         rfa4
+
+rfa1:
+	TESTQ       CX, CX
+	JE          rfDone
+	VMOVSD      (SI)(AX*8), X8
+	VMOVSD      (DI)(AX*8), X4
+	VMOVSD      (R8)(AX*8), X5
+	VMOVSD      (R9)(AX*8), X6
+	VMOVSD      (R10)(AX*8), X7
+	VFMADD231SD X8, X0, X4
+	VFMADD231SD X8, X1, X5
+	VFMADD231SD X8, X2, X6
+	VFMADD231SD X8, X3, X7
+	VMOVSD      X4, (DI)(AX*8)
+	VMOVSD      X5, (R8)(AX*8)
+	VMOVSD      X6, (R9)(AX*8)
+	VMOVSD      X7, (R10)(AX*8)
+	INCQ        AX
+	DECQ        CX
+	JMP         rfa1
+
+rfDone:
+	VZEROUPPER
+	RET

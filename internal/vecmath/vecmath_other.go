@@ -11,3 +11,7 @@ func dotFMA(x, y []float64) float64 { panic("vecmath: no FMA kernel on this plat
 func rank2DotAxpyFMA(x, u, w, v, y []float64, a, b, c float64) float64 {
 	panic("vecmath: no FMA kernel on this platform")
 }
+
+func reflect4FMA(tau float64, v, z0, z1, z2, z3 []float64) {
+	panic("vecmath: no FMA kernel on this platform")
+}

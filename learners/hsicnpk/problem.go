@@ -32,7 +32,6 @@ type problem struct {
 	v     *mat.Dense // the basis V (n x q); nil for full rank (V = I)
 
 	// workspace, allocated once
-	a    []float64  // A(alpha), q x q
 	lv   *mat.Dense // L_alpha V, n x q (low rank only)
 	wt   []float64  // W^T for the SYRK of addLaplacian, q x n/2 (low rank only)
 	vt   []float64  // V^T, q x n row-major (low rank only)
@@ -183,7 +182,6 @@ func setup(in *learners.Input, gram *mat.SymDense, cfg config) (*problem, error)
 		}
 	}
 
-	pr.a = make([]float64, pr.q*pr.q)
 	pr.vals = make([]float64, pr.q)
 	pr.zbuf = make([]float64, pr.q*pr.q)
 	if pr.v != nil {
@@ -360,9 +358,10 @@ func pairLaplacian(dst []float64, n int, pairs []learners.Pair, coef float64, w 
 // value computes the dual function D(alpha) = -sqrt(B) ||A_+||_F - alpha.d^2
 // - ||alpha||^2 / (2C), factorising A(alpha) (eigenvalues only).
 func (pr *problem) value(alpha []float64) (float64, error) {
-	copy(pr.a, pr.m)
-	pr.addLaplacian(pr.a, -1, alpha)
-	if err := pr.pe.FactorizeDense(pr.q, pr.a); err != nil {
+	a := pr.pe.Matrix(pr.q)
+	copy(a, pr.m)
+	pr.addLaplacian(a, -1, alpha)
+	if err := pr.pe.FactorizeFull(); err != nil {
 		return 0, err
 	}
 	pr.vals = pr.pe.Values(pr.vals)

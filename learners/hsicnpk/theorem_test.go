@@ -30,7 +30,7 @@ func TestTheorem634ByHand(t *testing.T) {
 	// problem with M~ = A + alpha A^01 evaluated at alpha.
 	alpha := 0.7
 	pr := &problem{n: 2, q: 2, pairs: []learners.Pair{{I: 0, J: 1}}, dd: []float64{1}, c: 1, sqrtB: 3,
-		m: []float64{1 + alpha, 2 - alpha, 2 - alpha, -2 + alpha}, a: make([]float64, 4), vals: make([]float64, 2), zbuf: make([]float64, 4)}
+		m: []float64{1 + alpha, 2 - alpha, 2 - alpha, -2 + alpha}, vals: make([]float64, 2), zbuf: make([]float64, 4)}
 	al := []float64{alpha}
 	d, err := pr.value(al)
 	if err != nil {

@@ -45,6 +45,10 @@ type PartialEigen struct {
 	// benchmarks compare the two); without the tag there is only that path.
 	noLAPACK bool
 	lp       lapackState // the LAPACK path's workspace (openblas builds)
+	full     bool        // pe.a holds both triangles (FactorizeFull)
+	// onePerStep makes inverse iteration compute one vector at a time,
+	// never two together (tests compare the two).
+	onePerStep bool
 
 	n    int
 	a    []float64 // the reflectors left by dsytrd (lower triangle), n x n
@@ -60,16 +64,15 @@ type PartialEigen struct {
 	order  []int // scratch for the merge of the block spectra
 
 	// inverse iteration scratch
-	bd, be             []float64
-	lu, dl, du, du2, x []float64
-	piv                []bool
-	z                  []float64
-	blockTmp           []int
-	lastVal            []float64 // per block: the last eigenvalue processed
-	clusterStart       []int     // per block: first column of the current cluster
-	src                *rand.PCG
-	ok                 bool
-	zcols, lwq         int
+	bd, be       []float64
+	lu           [2]tridiagLU // one a vector of a pair (inverseIteration)
+	z            []float64
+	blockTmp     []int
+	lastVal      []float64 // per block: the last eigenvalue processed
+	clusterStart []int     // per block: first column of the current cluster
+	src          *rand.PCG
+	ok           bool
+	zcols, lwq   int
 }
 
 type tblock struct {
@@ -96,12 +99,8 @@ func (pe *PartialEigen) resize(n int) {
 	pe.order = make([]int, n)
 	pe.bd = make([]float64, n)
 	pe.be = make([]float64, n)
-	pe.lu = make([]float64, n)
-	pe.dl = make([]float64, n)
-	pe.du = make([]float64, n)
-	pe.du2 = make([]float64, n)
-	pe.x = make([]float64, n)
-	pe.piv = make([]bool, n)
+	pe.lu[0].resize(n)
+	pe.lu[1].resize(n)
 	pe.blockTmp = make([]int, n)
 	pe.lastVal = make([]float64, n)
 	pe.clusterStart = make([]int, n)
@@ -133,6 +132,24 @@ func (pe *PartialEigen) Factorize(a *mat.SymDense) error {
 func (pe *PartialEigen) FactorizeDense(n int, data []float64) error {
 	pe.resize(n)
 	copy(pe.a, data[:n*n])
+	return pe.factorize()
+}
+
+// Matrix returns the n x n row-major storage FactorizeFull factorises,
+// for a caller to assemble a symmetric matrix in (both triangles): that
+// saves FactorizeDense's copy, and the reduction's mirroring of the lower
+// triangle, a strided pass over the matrix. Its contents on return are
+// undefined.
+func (pe *PartialEigen) Matrix(n int) []float64 {
+	pe.resize(n)
+	return pe.a
+}
+
+// FactorizeFull is FactorizeDense for the symmetric matrix assembled in
+// Matrix's storage, both triangles set; it is overwritten.
+func (pe *PartialEigen) FactorizeFull() error {
+	pe.full = true
+	defer func() { pe.full = false }()
 	return pe.factorize()
 }
 
@@ -321,207 +338,6 @@ func (pe *PartialEigen) backTransformGo(z []float64, q int) {
 	}
 }
 
-// inverseIteration fills rows 0..q-1 of z (q x n, row-major) with the
-// eigenvectors of T for ascending eigenvalue indices wlo..whi-1, following
-// LAPACK dstein: per block, in increasing order of eigenvalue, perturb
-// coincident eigenvalues apart, iterate with a scaled random start and
-// perturbed pivots, and orthogonalise against the earlier vectors of the
-// same cluster.
-func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
-	n := pe.n
-	const maxIts = 5
-	const extra = 1 // dstein takes 2; the residual check below guards the vectors
-	eps := dlamchE
-	// Per block, eigenvalues come in ascending order (the global order is
-	// ascending, and so is the order within each block).
-	for bi := range pe.blocks {
-		pe.clusterStart[bi] = -1
-	}
-	for c := 0; c < q; c++ {
-		k := wlo + c
-		bi := pe.block[k]
-		b := pe.blocks[bi]
-		m := b.end - b.start
-		if m == 1 {
-			z[c*n+b.start] = 1
-			continue
-		}
-		xj := pe.vals[k]
-		first := pe.clusterStart[bi] < 0
-		if first || xj-pe.lastVal[bi] > clusterTol*b.norm {
-			pe.clusterStart[bi] = c
-		}
-		if !first {
-			// Coincident eigenvalues are pulled apart so that the
-			// factorisations differ (dstein's pertol).
-			if pertol := 10 * math.Abs(eps*xj); xj-pe.lastVal[bi] < pertol {
-				xj = pe.lastVal[bi] + pertol
-			}
-		}
-		pe.lastVal[bi] = xj
-		gp := pe.clusterStart[bi]
-
-		tol := eps * b.norm
-		last := pe.factorTridiag(b, xj, tol)
-		x := pe.x[:m]
-		for r := range x {
-			// rand.Rand's Float64 of the PCG's next value, without the
-			// interface call per entry (a third of this loop's time).
-			x[r] = 2*(float64(pe.src.Uint64()<<11>>11)/(1<<53)) - 1
-		}
-		dtpcrt := math.Sqrt(0.1 / float64(m))
-		nrmchk := 0
-		for its := 0; its < maxIts; its++ {
-			asum := 0.0
-			for _, v := range x {
-				asum += math.Abs(v)
-			}
-			scale := float64(m) * b.norm * math.Max(eps, math.Abs(last)) / asum
-			for r := range x {
-				x[r] *= scale
-			}
-			pe.solveTridiag(m, x)
-			// Orthogonalise against the earlier vectors of this cluster.
-			for g := gp; g < c; g++ {
-				zg := z[g*n+b.start : g*n+b.end]
-				vecmath.AddScaled(x, -vecmath.Dot(x, zg), zg)
-			}
-			nrm := 0.0
-			for _, v := range x {
-				if v > nrm {
-					nrm = v
-				} else if -v > nrm {
-					nrm = -v
-				}
-			}
-			// A large solution means the shift is close to an eigenvalue;
-			// then take extra iterations to purify the vector.
-			if nrm >= dtpcrt {
-				if nrmchk++; nrmchk > extra {
-					break
-				}
-			}
-		}
-		s := 0.0
-		jmax, big := 0, 0.0
-		for r, v := range x {
-			s += v * v
-			if math.Abs(v) > big {
-				big, jmax = math.Abs(v), r
-			}
-		}
-		if !(s > 0) || math.IsInf(s, 0) {
-			return ErrPartialEigen
-		}
-		s = 1 / math.Sqrt(s)
-		if x[jmax] < 0 {
-			s = -s
-		}
-		for r, v := range x {
-			x[r] = v * s
-		}
-		copy(z[c*n+b.start:c*n+b.end], x)
-		// Residual ||(T - lambda) x||: a failed iteration is an error, not
-		// a wrong vector.
-		res := 0.0
-		lam := pe.vals[k]
-		for r := 0; r < m; r++ {
-			v := (pe.d[b.start+r] - lam) * x[r]
-			if r > 0 {
-				v += pe.e[b.start+r-1] * x[r-1]
-			}
-			if r < m-1 {
-				v += pe.e[b.start+r] * x[r+1]
-			}
-			res += v * v
-		}
-		if math.Sqrt(res) > 1e-8*math.Max(b.norm, math.SmallestNonzeroFloat64)*float64(m) {
-			return ErrPartialEigen
-		}
-	}
-	return nil
-}
-
-// factorTridiag computes the LU factorisation with partial pivoting of
-// T_block - lambda I (as LAPACK dgttrf): U has superdiagonals du and du2 and
-// its pivots, those below tol in magnitude replaced by +-tol, are stored as
-// reciprocals in lu; dl holds the multipliers and piv the row interchanges.
-// It returns the last pivot before perturbation (dstein's scale).
-func (pe *PartialEigen) factorTridiag(b tblock, lambda, tol float64) (lastPivot float64) {
-	m := b.end - b.start
-	d, dl, du, du2 := pe.lu[:m], pe.dl[:m], pe.du[:m], pe.du2[:m]
-	for r := 0; r < m; r++ {
-		d[r] = pe.d[b.start+r] - lambda
-		du2[r] = 0
-		if r < m-1 {
-			dl[r] = pe.e[b.start+r]
-			du[r] = pe.e[b.start+r]
-		}
-	}
-	for i := 0; i < m-1; i++ {
-		if math.Abs(d[i]) >= math.Abs(dl[i]) {
-			pe.piv[i] = false
-			if d[i] != 0 {
-				f := dl[i] / d[i]
-				dl[i] = f
-				d[i+1] -= f * du[i]
-			} else {
-				dl[i] = 0
-			}
-		} else {
-			pe.piv[i] = true
-			f := d[i] / dl[i]
-			d[i] = dl[i]
-			dl[i] = f
-			t := du[i]
-			du[i] = d[i+1]
-			d[i+1] = t - f*d[i+1]
-			if i < m-2 {
-				du2[i] = du[i+1]
-				du[i+1] = -f * du[i+1]
-			}
-		}
-	}
-	lastPivot = d[m-1]
-	for i, v := range d {
-		switch {
-		case v >= tol:
-		case v <= -tol:
-		case v < 0:
-			v = -tol
-		default:
-			v = tol
-		}
-		d[i] = 1 / v
-	}
-	return lastPivot
-}
-
-// solveTridiag solves (T_block - lambda I) x = x with the factors of
-// factorTridiag, whose pivots smaller than tol were replaced by +-tol (LAPACK
-// dlagts with job -1): the perturbation that makes inverse iteration work at
-// an exact eigenvalue. lu holds the reciprocals of the pivots.
-func (pe *PartialEigen) solveTridiag(m int, x []float64) {
-	inv, dl, du, du2 := pe.lu[:m], pe.dl[:m], pe.du[:m], pe.du2[:m]
-	piv := pe.piv[:m]
-	for i := 0; i < m-1; i++ {
-		if !piv[i] {
-			x[i+1] -= dl[i] * x[i]
-		} else {
-			t := x[i]
-			x[i] = x[i+1]
-			x[i+1] = t - dl[i]*x[i]
-		}
-	}
-	x[m-1] *= inv[m-1]
-	if m > 1 {
-		x[m-2] = (x[m-2] - du[m-2]*x[m-1]) * inv[m-2]
-	}
-	for i := m - 3; i >= 0; i-- {
-		x[i] = (x[i] - du[i]*x[i+1] - du2[i]*x[i+2]) * inv[i]
-	}
-}
-
 // applyQ overwrites the q x n row-major z with Z Q^T, Q = diag(1, Q~) and
 // Q~ = H_0 ... H_{n-2} the reflectors tridiag leaves, as Dormqr(Right, Trans)
 // on z's columns 1.. would: H_i = I - tau_i v_i v_i^T acts on entries i+1..
@@ -544,7 +360,13 @@ func (pe *PartialEigen) applyQ(z []float64, q int) {
 		for r := i + 2; r < n; r++ {
 			v[r-i-1] = pe.a[r*n+i]
 		}
-		for c := 0; c < q; c++ {
+		// Four vectors a call, which share the loads of v.
+		c := 0
+		for ; c+4 <= q; c += 4 {
+			row := func(k int) []float64 { return z[(c+k)*n+i+1 : (c+k)*n+n] }
+			vecmath.Reflect4(tau, v, row(0), row(1), row(2), row(3))
+		}
+		for ; c < q; c++ {
 			zc := z[c*n+i+1 : c*n+n]
 			vecmath.AddScaled(zc, -tau*vecmath.Dot(v, zc), v)
 		}
@@ -578,7 +400,7 @@ func (pe *PartialEigen) tridiag() {
 	// only receives the reflectors, column k after step k has read it.
 	a := pe.a
 	w := a
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && !pe.full; i++ {
 		row := a[i*n : i*n+i]
 		for j, x := range row {
 			w[j*n+i] = x

@@ -3,6 +3,7 @@ package kernelmath
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -301,6 +302,88 @@ func TestPartialEigenFusedMatchesDsytrd(t *testing.T) {
 					t.Fatalf("%s: A+ (%d,%d) differs by %g", c.name, i, j, d)
 				}
 			}
+		}
+	}
+}
+
+// Vectors computed two at a time (consecutive vectors of a block, the
+// second starting a cluster) are, bit for bit, those computed one at a time,
+// on spectra with well separated, packed and coincident eigenvalues and on
+// a matrix whose tridiagonal splits into blocks; and FactorizeFull, on the
+// matrix assembled in Matrix's storage, gives FactorizeDense's eigenvalues
+// and vectors bit for bit.
+func TestPartialEigenPairsAndFull(t *testing.T) {
+	packed := make([]float64, 120)
+	for i := range packed {
+		switch {
+		case i < 40:
+			packed[i] = -10 + float64(i)*0.2
+		case i < 100:
+			packed[i] = float64(i-40) * 0.006
+		default:
+			packed[i] = 0.5 + float64(i-100)*1e-6
+		}
+	}
+	spread := make([]float64, 90)
+	for i := range spread {
+		spread[i] = float64(i-30) / 7
+	}
+	repeated := make([]float64, 60)
+	for i := range repeated {
+		repeated[i] = float64(i / 6) // groups of six equal eigenvalues
+	}
+	split := mat.NewSymDense(9, nil) // two blocks, 4 and 5 rows
+	for i := 0; i < 9; i++ {
+		split.SetSym(i, i, float64(i%4)+0.5)
+		if i != 3 && i < 8 {
+			split.SetSym(i, i+1, 1)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		a      *mat.SymDense
+		lo, hi int
+	}{
+		{"packed", withSpectrum(packed, 9), 40, 120},
+		{"spread", withSpectrum(spread, 4), 0, 90},
+		{"repeated", withSpectrum(repeated, 5), 10, 60},
+		{"split", split, 0, 9},
+	} {
+		n := c.a.SymmetricDim()
+		vectors := func(pe *PartialEigen) *mat.Dense {
+			var v mat.Dense
+			if err := pe.VectorsTo(&v, c.lo, c.hi); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			return &v
+		}
+		one := PartialEigen{onePerStep: true}
+		if err := one.Factorize(c.a); err != nil {
+			t.Fatal(err)
+		}
+		want := vectors(&one)
+		var two PartialEigen
+		if err := two.Factorize(c.a); err != nil {
+			t.Fatal(err)
+		}
+		if got := vectors(&two); !mat.Equal(got, want) {
+			t.Errorf("%s: vectors two at a time differ from one at a time", c.name)
+		}
+		var full PartialEigen
+		dst := full.Matrix(n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				dst[i*n+j] = c.a.At(i, j)
+			}
+		}
+		if err := full.FactorizeFull(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(full.Values(nil), two.Values(nil)) {
+			t.Errorf("%s: FactorizeFull's eigenvalues differ from Factorize's", c.name)
+		}
+		if got := vectors(&full); !mat.Equal(got, want) {
+			t.Errorf("%s: FactorizeFull's vectors differ from Factorize's", c.name)
 		}
 	}
 }

@@ -69,3 +69,24 @@ func Reflect4(tau float64, v, z0, z1, z2, z3 []float64) {
 		floats.AddScaled(z, -tau*floats.Dot(v, z), v)
 	}
 }
+
+// Rank2x2DotAxpy is Rank2DotAxpy for two rows x1 and x2 that share u, w, v
+// and y, each load of those shared between the rows: x_k -= a_k u + b_k w,
+// then y += c1 x1 and y += c2 x2, in that order; it returns x1 . v and
+// x2 . v. All six slices must have one length.
+func Rank2x2DotAxpy(x1, x2, u, w, v, y []float64, a1, b1, c1, a2, b2, c2 float64) (d1, d2 float64) {
+	n := len(x1)
+	if len(x2) != n || len(u) != n || len(w) != n || len(v) != n || len(y) != n {
+		panic("vecmath: Rank2x2DotAxpy: slices of different lengths")
+	}
+	if fma {
+		return rank2x2DotAxpyFMA(x1, x2, u, w, v, y, a1, b1, c1, a2, b2, c2)
+	}
+	floats.AddScaled(x1, -a1, u)
+	floats.AddScaled(x1, -b1, w)
+	floats.AddScaled(x2, -a2, u)
+	floats.AddScaled(x2, -b2, w)
+	floats.AddScaled(y, c1, x1)
+	floats.AddScaled(y, c2, x2)
+	return floats.Dot(x1, v), floats.Dot(x2, v)
+}

@@ -330,3 +330,132 @@ rfa1:
 rfDone:
 	VZEROUPPER
 	RET
+
+// func rank2x2DotAxpyFMA(x1, x2, u, w, v, y []float64, a1, b1, c1, a2, b2, c2 float64) (d1, d2 float64)
+// rank2DotAxpyFMA for two rows x1 and x2 of one length sharing u, w, v and
+// y: x_k -= a_k u + b_k w; y += c1 x1, then y += c2 x2; returns x1 . v and
+// x2 . v (each summed as rank2DotAxpyFMA sums it). The caller checks the
+// lengths.
+TEXT ·rank2x2DotAxpyFMA(SB), NOSPLIT, $0-208
+	MOVQ         x1_base+0(FP), DI
+	MOVQ         x1_len+8(FP), CX
+	MOVQ         x2_base+24(FP), DX
+	MOVQ         u_base+48(FP), R8
+	MOVQ         w_base+72(FP), R9
+	MOVQ         v_base+96(FP), R10
+	MOVQ         y_base+120(FP), R11
+	VBROADCASTSD a1+144(FP), Y0
+	VBROADCASTSD b1+152(FP), Y1
+	VBROADCASTSD c1+160(FP), Y2
+	VBROADCASTSD a2+168(FP), Y10
+	VBROADCASTSD b2+176(FP), Y11
+	VBROADCASTSD c2+184(FP), Y12
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	VXORPD       Y6, Y6, Y6
+	XORQ         AX, AX
+
+r22d8:
+	CMPQ         CX, $8
+	JL           r22d4
+	VMOVUPD      (R8)(AX*8), Y7
+	VMOVUPD      (R9)(AX*8), Y8
+	VMOVUPD      (R10)(AX*8), Y9
+	VMOVUPD      (DI)(AX*8), Y13
+	VMOVUPD      (DX)(AX*8), Y14
+	VFNMADD231PD Y7, Y0, Y13
+	VFNMADD231PD Y8, Y1, Y13
+	VFNMADD231PD Y7, Y10, Y14
+	VFNMADD231PD Y8, Y11, Y14
+	VMOVUPD      Y13, (DI)(AX*8)
+	VMOVUPD      Y14, (DX)(AX*8)
+	VFMADD231PD  Y9, Y13, Y3
+	VFMADD231PD  Y9, Y14, Y5
+	VMOVUPD      (R11)(AX*8), Y15
+	VFMADD231PD  Y13, Y2, Y15
+	VFMADD231PD  Y14, Y12, Y15
+	VMOVUPD      Y15, (R11)(AX*8)
+	VMOVUPD      32(R8)(AX*8), Y7
+	VMOVUPD      32(R9)(AX*8), Y8
+	VMOVUPD      32(R10)(AX*8), Y9
+	VMOVUPD      32(DI)(AX*8), Y13
+	VMOVUPD      32(DX)(AX*8), Y14
+	VFNMADD231PD Y7, Y0, Y13
+	VFNMADD231PD Y8, Y1, Y13
+	VFNMADD231PD Y7, Y10, Y14
+	VFNMADD231PD Y8, Y11, Y14
+	VMOVUPD      Y13, 32(DI)(AX*8)
+	VMOVUPD      Y14, 32(DX)(AX*8)
+	VFMADD231PD  Y9, Y13, Y4
+	VFMADD231PD  Y9, Y14, Y6
+	VMOVUPD      32(R11)(AX*8), Y15
+	VFMADD231PD  Y13, Y2, Y15
+	VFMADD231PD  Y14, Y12, Y15
+	VMOVUPD      Y15, 32(R11)(AX*8)
+	ADDQ         $8, AX
+	SUBQ         $8, CX
+	JMP          r22d8
+
+r22d4:
+	CMPQ         CX, $4
+	JL           r22Reduce
+	VMOVUPD      (R8)(AX*8), Y7
+	VMOVUPD      (R9)(AX*8), Y8
+	VMOVUPD      (R10)(AX*8), Y9
+	VMOVUPD      (DI)(AX*8), Y13
+	VMOVUPD      (DX)(AX*8), Y14
+	VFNMADD231PD Y7, Y0, Y13
+	VFNMADD231PD Y8, Y1, Y13
+	VFNMADD231PD Y7, Y10, Y14
+	VFNMADD231PD Y8, Y11, Y14
+	VMOVUPD      Y13, (DI)(AX*8)
+	VMOVUPD      Y14, (DX)(AX*8)
+	VFMADD231PD  Y9, Y13, Y3
+	VFMADD231PD  Y9, Y14, Y5
+	VMOVUPD      (R11)(AX*8), Y15
+	VFMADD231PD  Y13, Y2, Y15
+	VFMADD231PD  Y14, Y12, Y15
+	VMOVUPD      Y15, (R11)(AX*8)
+	ADDQ         $4, AX
+	SUBQ         $4, CX
+
+r22Reduce:
+	VADDPD       Y4, Y3, Y3
+	VEXTRACTF128 $1, Y3, X4
+	VADDPD       X4, X3, X3
+	VHADDPD      X3, X3, X3
+	VADDPD       Y6, Y5, Y5
+	VEXTRACTF128 $1, Y5, X6
+	VADDPD       X6, X5, X5
+	VHADDPD      X5, X5, X5
+
+r22d1:
+	TESTQ        CX, CX
+	JE           r22Done
+	VMOVSD       (R8)(AX*8), X7
+	VMOVSD       (R9)(AX*8), X8
+	VMOVSD       (R10)(AX*8), X9
+	VMOVSD       (DI)(AX*8), X13
+	VMOVSD       (DX)(AX*8), X14
+	VFNMADD231SD X7, X0, X13
+	VFNMADD231SD X8, X1, X13
+	VFNMADD231SD X7, X10, X14
+	VFNMADD231SD X8, X11, X14
+	VMOVSD       X13, (DI)(AX*8)
+	VMOVSD       X14, (DX)(AX*8)
+	VFMADD231SD  X9, X13, X3
+	VFMADD231SD  X9, X14, X5
+	VMOVSD       (R11)(AX*8), X15
+	VFMADD231SD  X13, X2, X15
+	VFMADD231SD  X14, X12, X15
+	VMOVSD       X15, (R11)(AX*8)
+	INCQ         AX
+	DECQ         CX
+	JMP          r22d1
+
+r22Done:
+	VZEROUPPER
+	MOVSD X3, d1+192(FP)
+	MOVSD X5, d2+200(FP)
+	RET

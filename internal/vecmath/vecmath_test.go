@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -98,6 +99,32 @@ func TestRank2DotAxpy(t *testing.T) {
 	}
 }
 
+// Rank2x2DotAxpy gives, bit for bit, what Rank2DotAxpy gives on x1 and
+// then on x2 with the same y (every length up to 70: each path of the
+// unrolled loops and their tails).
+func TestRank2x2DotAxpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vec := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		return x
+	}
+	for n := 0; n <= 70; n++ {
+		x1, x2, u, w, v, y := vec(n), vec(n), vec(n), vec(n), vec(n), vec(n)
+		a1, b1, c1 := r.NormFloat64(), r.NormFloat64(), r.NormFloat64()
+		a2, b2, c2 := r.NormFloat64(), r.NormFloat64(), r.NormFloat64()
+		wx1, wx2, wy := slices.Clone(x1), slices.Clone(x2), slices.Clone(y)
+		wd1 := Rank2DotAxpy(wx1, u, w, v, wy, a1, b1, c1)
+		wd2 := Rank2DotAxpy(wx2, u, w, v, wy, a2, b2, c2)
+		d1, d2 := Rank2x2DotAxpy(x1, x2, u, w, v, y, a1, b1, c1, a2, b2, c2)
+		if d1 != wd1 || d2 != wd2 || !slices.Equal(x1, wx1) || !slices.Equal(x2, wx2) || !slices.Equal(y, wy) {
+			t.Errorf("n=%d: dots %v, %v against %v, %v, or the updated rows differ", n, d1, d2, wd1, wd2)
+		}
+	}
+}
+
 // TestLengthMismatchPanics: the assembly trusts the lengths, so the
 // wrappers must refuse what would read or write out of bounds.
 func TestLengthMismatchPanics(t *testing.T) {
@@ -107,6 +134,14 @@ func TestLengthMismatchPanics(t *testing.T) {
 		"Rank2DotAxpy": func() {
 			x := make([]float64, 3)
 			Rank2DotAxpy(x, x, x, x, x[:2], 1, 1, 1)
+		},
+		"Rank2x2DotAxpy": func() {
+			x := make([]float64, 3)
+			Rank2x2DotAxpy(x, x[:2], x, x, x, x, 1, 1, 1, 1, 1, 1)
+		},
+		"Reflect4": func() {
+			x := make([]float64, 3)
+			Reflect4(1, x, x, x, x[:2], x)
 		},
 	} {
 		func() {

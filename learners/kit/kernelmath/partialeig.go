@@ -384,12 +384,14 @@ func (pe *PartialEigen) applyQ(z []float64, q int) {
 //     triangle mirrored), so that the symmetric matrix-vector product and the rank-2
 //     update are unit-stride vector kernels;
 //   - the rank-2 update of step k-1 is applied to a row just before step k's
-//     product reads it, in one pass with the product (vecmath.Rank2DotAxpy),
-//     so each row is loaded once a step (it stays in L1).
+//     product reads it, in one pass with the product, so each row is loaded
+//     once a step (it stays in L1); two rows a pass (vecmath.Rank2x2DotAxpy),
+//     which share the loads of the vectors of the update and the product.
 //
 // The arithmetic is that of dsytd2 (same reflectors, same update order per
-// element up to the association of the two rank-1 terms), so the eigenvalues
-// agree with Dsytrd's to rounding (checked in the tests).
+// element up to the association of the two rank-1 terms and of the dot
+// products' sums), so the eigenvalues agree with Dsytrd's to rounding
+// (checked in the tests).
 func (pe *PartialEigen) tridiag() {
 	n := pe.n
 	if cap(pe.tv) < 4*n {
@@ -434,6 +436,22 @@ func (pe *PartialEigen) tridiag() {
 		}
 		for r := k + 1; r < n; r++ {
 			row := w[r*n+r : r*n+n]
+			if pending && tau != 0 && r+1 < n {
+				// Rows r and r+1 together, sharing the loads of the
+				// vectors: row r's entry r alone, then the two rows from
+				// column r+1 on. The scatter's term at r+1 from row r+1 is
+				// p[r+1]'s own, as below; row r's term there is kept.
+				x := math.FMA(-vp[r], wp[r], row[0])
+				x = math.FMA(-wp[r], vp[r], x)
+				row[0] = x
+				pr, pr1 := p[r], p[r+1]
+				d1, d2 := vecmath.Rank2x2DotAxpy(row[1:], w[(r+1)*n+r+1:(r+1)*n+n], wp[r+1:n], vp[r+1:n], v[r+1:n], p[r+1:n],
+					vp[r], wp[r], v[r], vp[r+1], wp[r+1], v[r+1])
+				p[r] = pr + (x*v[r] + d1)
+				p[r+1] = math.FMA(v[r], row[1], pr1) + d2
+				r++
+				continue
+			}
 			if pending && tau != 0 {
 				// The update, the product and the scatter in one pass over
 				// the row; the scatter's term at r (row[0]) is p[r]'s own,

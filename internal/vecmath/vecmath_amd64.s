@@ -331,6 +331,27 @@ rfDone:
 	VZEROUPPER
 	RET
 
+// R22QUAD updates four entries of both rows at byte offset off, their dot
+// products summed into acc1 and acc2.
+#define R22QUAD(off, acc1, acc2) \
+	VMOVUPD      off(R8)(AX*8), Y7; \
+	VMOVUPD      off(R9)(AX*8), Y8; \
+	VMOVUPD      off(R10)(AX*8), Y9; \
+	VMOVUPD      off(DI)(AX*8), Y13; \
+	VMOVUPD      off(DX)(AX*8), Y14; \
+	VFNMADD231PD Y7, Y0, Y13; \
+	VFNMADD231PD Y8, Y1, Y13; \
+	VFNMADD231PD Y7, Y10, Y14; \
+	VFNMADD231PD Y8, Y11, Y14; \
+	VMOVUPD      Y13, off(DI)(AX*8); \
+	VMOVUPD      Y14, off(DX)(AX*8); \
+	VFMADD231PD  Y9, Y13, acc1; \
+	VFMADD231PD  Y9, Y14, acc2; \
+	VMOVUPD      off(R11)(AX*8), Y15; \
+	VFMADD231PD  Y13, Y2, Y15; \
+	VFMADD231PD  Y14, Y12, Y15; \
+	VMOVUPD      Y15, off(R11)(AX*8);
+
 // func rank2x2DotAxpyFMA(x1, x2, u, w, v, y []float64, a1, b1, c1, a2, b2, c2 float64) (d1, d2 float64)
 // rank2DotAxpyFMA for two rows x1 and x2 of one length sharing u, w, v and
 // y: x_k -= a_k u + b_k w; y += c1 x1, then y += c2 x2; returns x1 . v and
@@ -357,68 +378,20 @@ TEXT ·rank2x2DotAxpyFMA(SB), NOSPLIT, $0-208
 	XORQ         AX, AX
 
 r22d8:
-	CMPQ         CX, $8
-	JL           r22d4
-	VMOVUPD      (R8)(AX*8), Y7
-	VMOVUPD      (R9)(AX*8), Y8
-	VMOVUPD      (R10)(AX*8), Y9
-	VMOVUPD      (DI)(AX*8), Y13
-	VMOVUPD      (DX)(AX*8), Y14
-	VFNMADD231PD Y7, Y0, Y13
-	VFNMADD231PD Y8, Y1, Y13
-	VFNMADD231PD Y7, Y10, Y14
-	VFNMADD231PD Y8, Y11, Y14
-	VMOVUPD      Y13, (DI)(AX*8)
-	VMOVUPD      Y14, (DX)(AX*8)
-	VFMADD231PD  Y9, Y13, Y3
-	VFMADD231PD  Y9, Y14, Y5
-	VMOVUPD      (R11)(AX*8), Y15
-	VFMADD231PD  Y13, Y2, Y15
-	VFMADD231PD  Y14, Y12, Y15
-	VMOVUPD      Y15, (R11)(AX*8)
-	VMOVUPD      32(R8)(AX*8), Y7
-	VMOVUPD      32(R9)(AX*8), Y8
-	VMOVUPD      32(R10)(AX*8), Y9
-	VMOVUPD      32(DI)(AX*8), Y13
-	VMOVUPD      32(DX)(AX*8), Y14
-	VFNMADD231PD Y7, Y0, Y13
-	VFNMADD231PD Y8, Y1, Y13
-	VFNMADD231PD Y7, Y10, Y14
-	VFNMADD231PD Y8, Y11, Y14
-	VMOVUPD      Y13, 32(DI)(AX*8)
-	VMOVUPD      Y14, 32(DX)(AX*8)
-	VFMADD231PD  Y9, Y13, Y4
-	VFMADD231PD  Y9, Y14, Y6
-	VMOVUPD      32(R11)(AX*8), Y15
-	VFMADD231PD  Y13, Y2, Y15
-	VFMADD231PD  Y14, Y12, Y15
-	VMOVUPD      Y15, 32(R11)(AX*8)
-	ADDQ         $8, AX
-	SUBQ         $8, CX
-	JMP          r22d8
+	CMPQ CX, $8
+	JL   r22d4
+	R22QUAD(0, Y3, Y5)
+	R22QUAD(32, Y4, Y6)
+	ADDQ $8, AX
+	SUBQ $8, CX
+	JMP  r22d8
 
 r22d4:
-	CMPQ         CX, $4
-	JL           r22Reduce
-	VMOVUPD      (R8)(AX*8), Y7
-	VMOVUPD      (R9)(AX*8), Y8
-	VMOVUPD      (R10)(AX*8), Y9
-	VMOVUPD      (DI)(AX*8), Y13
-	VMOVUPD      (DX)(AX*8), Y14
-	VFNMADD231PD Y7, Y0, Y13
-	VFNMADD231PD Y8, Y1, Y13
-	VFNMADD231PD Y7, Y10, Y14
-	VFNMADD231PD Y8, Y11, Y14
-	VMOVUPD      Y13, (DI)(AX*8)
-	VMOVUPD      Y14, (DX)(AX*8)
-	VFMADD231PD  Y9, Y13, Y3
-	VFMADD231PD  Y9, Y14, Y5
-	VMOVUPD      (R11)(AX*8), Y15
-	VFMADD231PD  Y13, Y2, Y15
-	VFMADD231PD  Y14, Y12, Y15
-	VMOVUPD      Y15, (R11)(AX*8)
-	ADDQ         $4, AX
-	SUBQ         $4, CX
+	CMPQ CX, $4
+	JL   r22Reduce
+	R22QUAD(0, Y3, Y5)
+	ADDQ $4, AX
+	SUBQ $4, CX
 
 r22Reduce:
 	VADDPD       Y4, Y3, Y3

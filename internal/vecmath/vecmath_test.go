@@ -61,17 +61,20 @@ func x0(x []float64, i int) float64 {
 	return 0
 }
 
+// normal is n standard normal draws from r.
+func normal(r *rand.Rand, n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	return x
+}
+
 // TestRank2DotAxpy checks the fused kernel at every length up to 70 against
 // the three separate passes it replaces, written as plain loops.
 func TestRank2DotAxpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	vec := func(n int) []float64 {
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = r.NormFloat64()
-		}
-		return x
-	}
+	vec := func(n int) []float64 { return normal(r, n) }
 	for n := 0; n <= 70; n++ {
 		x, u, w, v, y := vec(n), vec(n), vec(n), vec(n), vec(n)
 		a, b, c := r.NormFloat64(), r.NormFloat64(), r.NormFloat64()
@@ -104,13 +107,7 @@ func TestRank2DotAxpy(t *testing.T) {
 // unrolled loops and their tails).
 func TestRank2x2DotAxpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	vec := func(n int) []float64 {
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = r.NormFloat64()
-		}
-		return x
-	}
+	vec := func(n int) []float64 { return normal(r, n) }
 	for n := 0; n <= 70; n++ {
 		x1, x2, u, w, v, y := vec(n), vec(n), vec(n), vec(n), vec(n), vec(n)
 		a1, b1, c1 := r.NormFloat64(), r.NormFloat64(), r.NormFloat64()

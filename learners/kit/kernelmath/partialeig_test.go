@@ -215,10 +215,9 @@ func BenchmarkPartialEigen200(b *testing.B) {
 	})
 }
 
-func TestPartialEigenPackedSpectrum(t *testing.T) {
-	// Many wanted eigenvalues packed close together (gaps from 1e-7 to 1e-3
-	// of the norm), as a PSD projection of M - L_alpha sees: the vectors must
-	// stay orthonormal with small residuals.
+// packedSpectrum is 120 eigenvalues: 40 negative, 60 packed near 0 and 20
+// within 2e-5 of 0.5.
+func packedSpectrum() []float64 {
 	vals := make([]float64, 120)
 	for i := range vals {
 		switch {
@@ -230,6 +229,14 @@ func TestPartialEigenPackedSpectrum(t *testing.T) {
 			vals[i] = 0.5 + float64(i-100)*1e-6
 		}
 	}
+	return vals
+}
+
+func TestPartialEigenPackedSpectrum(t *testing.T) {
+	// Many wanted eigenvalues packed close together (gaps from 1e-7 to 1e-3
+	// of the norm), as a PSD projection of M - L_alpha sees: the vectors must
+	// stay orthonormal with small residuals.
+	vals := packedSpectrum()
 	a := withSpectrum(vals, 9)
 	var pe PartialEigen
 	checkPartial(t, "packed", &pe, a, 40, 120)
@@ -313,17 +320,7 @@ func TestPartialEigenFusedMatchesDsytrd(t *testing.T) {
 // matrix assembled in Matrix's storage, gives FactorizeDense's eigenvalues
 // and vectors bit for bit.
 func TestPartialEigenPairsAndFull(t *testing.T) {
-	packed := make([]float64, 120)
-	for i := range packed {
-		switch {
-		case i < 40:
-			packed[i] = -10 + float64(i)*0.2
-		case i < 100:
-			packed[i] = float64(i-40) * 0.006
-		default:
-			packed[i] = 0.5 + float64(i-100)*1e-6
-		}
-	}
+	packed := packedSpectrum()
 	spread := make([]float64, 90)
 	for i := range spread {
 		spread[i] = float64(i-30) / 7

@@ -335,6 +335,9 @@ func TestSplitFindsTheClustersOnce(t *testing.T) {
 	if w.dups == nil || !w.dups.some || len(w.dups.cl.members) != 50 {
 		t.Fatalf("Split's clusters %+v, want 50 of four", w.dups)
 	}
+	if got, hand := w.Points(), (Window{Ranked: cands}).Points(); got != 50 || hand != 50 {
+		t.Fatalf("Points: %d from Split, %d from a window built by hand; want 50 (200 candidates, 4 copies each)", got, hand)
+	}
 	rank := func(w Window) ([]Result, *mat.SymDense) {
 		k, _, err := p.Kernel(t.Context(), w)
 		if err != nil {

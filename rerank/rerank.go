@@ -241,6 +241,13 @@ type nearDuplicates struct {
 	some bool
 }
 
+// Points is how many points a learner fits over w's ranked candidates: one
+// a cluster of near-duplicates. A learner's cost grows with it, not with
+// the number of candidates.
+func (w Window) Points() int {
+	return len(w.clusters().cl.members)
+}
+
 // clusters returns w's near-duplicate clusters: Split's, or found now
 // for a Window built by hand.
 func (w Window) clusters() *nearDuplicates {

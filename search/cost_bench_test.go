@@ -27,13 +27,16 @@ const costQueries = 1000
 // less than wall time), over 1,000 seeded queries: every Corel5k keyword, then
 // pairs of keywords (matching either) until there are 1,000. It reports the
 // 50th and 99th percentiles and the worst window, in ms, over every window
-// and over the full ones (n = 200), the median window's size and how many
-// windows failed (timed to the failure), and logs the table with the worst
-// windows' queries, on two corpora: Corel5k, and a generated corpus of
+// and over the full ones (n = 200), the median window's size, the median
+// number of points the learner fits in a full window (one a cluster of
+// near-duplicates) and how many windows failed (timed to the failure), and
+// logs the table with the worst windows' queries, on two corpora: Corel5k, and a generated corpus of
 // repeated features, Corel5k's 5,000 images each 20 times (100,000 images:
 // a copy has its original's features and keywords). Each window is
 // re-ranked by every path of costPaths, in rotating order (the metrics end
-// in the path's name), and the log also compares each path's ranking with
+// in the path's name); on the repeated corpus the served path's worst full
+// window is also reported over Corel5k's median full window (a full window
+// of distinct images), and the log also compares each path's ranking with
 // the full solve's: the share of windows with the same top 10, the Kendall
 // tau of the full solve's top 50 and the largest change of a VisualRank
 // score. Run it alone (-benchtime 1x, -v for the whole log): it takes
@@ -47,6 +50,7 @@ func BenchmarkWindowCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var corelMedian float64 // the served path's median full Corel5k window, ms
 	for _, c := range []struct {
 		name   string
 		copies int
@@ -61,7 +65,7 @@ func BenchmarkWindowCost(b *testing.B) {
 				for i := range paths {
 					paths[i].reset()
 				}
-				var sizes []int
+				var sizes, points []int
 				for qi, q := range qs {
 					w, err := e.Candidates(context.Background(), q, DefaultWindow, 0)
 					if err != nil {
@@ -72,6 +76,9 @@ func BenchmarkWindowCost(b *testing.B) {
 						continue
 					}
 					sizes = append(sizes, len(win.Ranked))
+					if len(win.Ranked) == DefaultWindow {
+						points = append(points, win.Points())
+					}
 					res := make([][]rerank.Result, len(paths))
 					for k := range paths {
 						i := (qi + k) % len(paths) // alternate the order
@@ -90,6 +97,18 @@ func BenchmarkWindowCost(b *testing.B) {
 					b.ReportMetric(float64(paths[i].failed), "failed-"+paths[i].name)
 				}
 				b.ReportMetric(float64(sizes[len(sizes)/2]), "median-window")
+				slices.Sort(points)
+				if len(points) > 0 {
+					b.ReportMetric(float64(points[len(points)/2]), "median-points-n200")
+				}
+				across := ""
+				if c.copies == 1 && len(served.full) > 0 {
+					corelMedian = pct(served.full, 0.5)
+				} else if corelMedian > 0 && len(served.full) > 0 {
+					r := pct(served.full, 1) / corelMedian
+					b.ReportMetric(r, "worst-n200-over-corel5k-p50-served")
+					across = fmt.Sprintf("\nserved: the worst full window over Corel5k's median full window: %.2f", r)
+				}
 				b.ReportMetric(float64(len(served.all)), "windows")
 				b.ReportMetric(float64(len(served.full)), "windows-n200")
 				table := "| path | windows (n = 200) | p50, p99, worst | n = 200: p50, p99, worst | worst / p50, n = 200 | worst window | failed |\n|---|---|---|---|---|---|---|"
@@ -100,7 +119,7 @@ func BenchmarkWindowCost(b *testing.B) {
 						agreeTable += "\n" + paths[i].agreeRow()
 					}
 				}
-				b.Logf("%s, cpu-ms a window:\n%s\nrankings against %s:\n%s", c.name, table, full.name, agreeTable)
+				b.Logf("%s, cpu-ms a window:\n%s%s\nrankings against %s:\n%s", c.name, table, across, full.name, agreeTable)
 			}
 		})
 	}
@@ -171,7 +190,7 @@ func (c *windowCosts) add(b *testing.B, q string, cands []rerank.Candidate) []re
 		c.full = append(c.full, took)
 	}
 	if took > c.worst {
-		c.worst, c.worstAt = took, fmt.Sprintf("%q (n %d, %d iterations)", q, len(ranked), stats.Iterations)
+		c.worst, c.worstAt = took, fmt.Sprintf("%q (n %d, %d points, %d iterations)", q, len(ranked), win.Points(), stats.Iterations)
 	}
 	return res
 }

@@ -32,20 +32,15 @@ func (pe *PartialEigen) inverseIteration(z []float64, q, wlo, whi int) error {
 			z[c*n+v.b.start] = 1
 			continue
 		}
-		if c+1 < q && pe.block[wlo+c+1] == v.bi && !pe.onePerStep {
+		if c+1 < q && pe.block[wlo+c+1] == v.bi && pe.startsCluster(v.bi, wlo+c+1) && !pe.onePerStep {
 			// The next vector starts a cluster of its own: it is not
 			// orthogonalised against this one.
-			if w := pe.shift(c+1, wlo+c+1); w.gp == c+1 {
-				if err := pe.iteratePair(z, &v, &w); err != nil {
-					return err
-				}
-				c++
-				continue
-			} else {
-				// Undo the bookkeeping of w's shift: it is redone when
-				// its turn comes, after v's.
-				pe.lastVal[v.bi], pe.clusterStart[v.bi] = v.xj, v.gp
+			w := pe.shift(c+1, wlo+c+1)
+			if err := pe.iteratePair(z, &v, &w); err != nil {
+				return err
 			}
+			c++
+			continue
 		}
 		if err := pe.iterate(z, &v); err != nil {
 			return err
@@ -77,7 +72,7 @@ func (pe *PartialEigen) shift(c, k int) invVector {
 		return v
 	}
 	first := pe.clusterStart[bi] < 0
-	if first || v.xj-pe.lastVal[bi] > clusterTol*b.norm {
+	if pe.startsCluster(bi, k) {
 		pe.clusterStart[bi] = c
 	}
 	if !first {
@@ -92,15 +87,20 @@ func (pe *PartialEigen) shift(c, k int) invVector {
 	return v
 }
 
+// startsCluster reports whether eigenvalue k, the next of block bi, starts
+// a cluster: the block's first, or more than clusterTol of the block's norm
+// above the last one processed.
+func (pe *PartialEigen) startsCluster(bi, k int) bool {
+	return pe.clusterStart[bi] < 0 || pe.vals[k]-pe.lastVal[bi] > clusterTol*pe.blocks[bi].norm
+}
+
 const (
 	invMaxIts = 5
 	invExtra  = 1 // dstein takes 2; the residual check of finish guards the vectors
 )
 
-// start factorises T_block - xj I into f and draws v's random start in f.x.
-func (pe *PartialEigen) start(v *invVector, f *tridiagLU) {
-	v.last = f.factor(pe.d[v.b.start:v.b.end], pe.e[v.b.start:v.b.end-1], v.xj, dlamchE*v.b.norm)
-	x := f.x[:v.m]
+// draw fills x with a random start, uniform in [-1, 1).
+func (pe *PartialEigen) draw(x []float64) {
 	for r := range x {
 		// rand.Rand's Float64 of the PCG's next value, without the
 		// interface call per entry (a third of this loop's time).
@@ -149,7 +149,8 @@ func (v *invVector) check(z []float64, n int, f *tridiagLU) {
 // iterate computes v's eigenvector into row v.c of z.
 func (pe *PartialEigen) iterate(z []float64, v *invVector) error {
 	f := &pe.lu[0]
-	pe.start(v, f)
+	v.last = f.factor(pe.d[v.b.start:v.b.end], pe.e[v.b.start:v.b.end-1], v.xj, dlamchE*v.b.norm)
+	pe.draw(f.x[:v.m])
 	for its := 0; its < invMaxIts && !v.done; its++ {
 		v.scale(f)
 		f.solve(v.m)
@@ -166,14 +167,8 @@ func (pe *PartialEigen) iteratePair(z []float64, v, w *invVector) error {
 	d, e := pe.d[v.b.start:v.b.end], pe.e[v.b.start:v.b.end-1]
 	tol := dlamchE * v.b.norm
 	v.last, w.last = factorPair(f, g, d, e, v.xj, w.xj, tol)
-	for _, p := range [2]struct {
-		m int
-		x []float64
-	}{{v.m, f.x}, {w.m, g.x}} {
-		for r := range p.x[:p.m] {
-			p.x[r] = 2*(float64(pe.src.Uint64()<<11>>11)/(1<<53)) - 1
-		}
-	}
+	pe.draw(f.x[:v.m])
+	pe.draw(g.x[:w.m])
 	for its := 0; its < invMaxIts && !(v.done && w.done); its++ {
 		switch {
 		case !v.done && !w.done:

@@ -45,7 +45,6 @@ type PartialEigen struct {
 	// benchmarks compare the two); without the tag there is only that path.
 	noLAPACK bool
 	lp       lapackState // the LAPACK path's workspace (openblas builds)
-	full     bool        // pe.a holds both triangles (FactorizeFull)
 	// onePerStep makes inverse iteration compute one vector at a time,
 	// never two together (tests compare the two).
 	onePerStep bool
@@ -120,7 +119,8 @@ func (pe *PartialEigen) Factorize(a *mat.SymDense) error {
 	raw := a.RawSymmetric()
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			pe.a[j*n+i] = raw.Data[i*raw.Stride+j]
+			x := raw.Data[i*raw.Stride+j]
+			pe.a[j*n+i], pe.a[i*n+j] = x, x
 		}
 	}
 	return pe.factorize()
@@ -131,15 +131,20 @@ func (pe *PartialEigen) Factorize(a *mat.SymDense) error {
 // This lets a caller that assembles its matrix in place skip a copy.
 func (pe *PartialEigen) FactorizeDense(n int, data []float64) error {
 	pe.resize(n)
-	copy(pe.a, data[:n*n])
+	a := pe.a
+	copy(a, data[:n*n])
+	for i := 0; i < n; i++ { // the upper triangle from the lower
+		for j, x := range a[i*n : i*n+i] {
+			a[j*n+i] = x
+		}
+	}
 	return pe.factorize()
 }
 
 // Matrix returns the n x n row-major storage FactorizeFull factorises,
 // for a caller to assemble a symmetric matrix in (both triangles): that
-// saves FactorizeDense's copy, and the reduction's mirroring of the lower
-// triangle, a strided pass over the matrix. Its contents on return are
-// undefined.
+// saves FactorizeDense's copy and its mirroring of the lower triangle, a
+// strided pass over the matrix. Its contents on return are undefined.
 func (pe *PartialEigen) Matrix(n int) []float64 {
 	pe.resize(n)
 	return pe.a
@@ -148,11 +153,11 @@ func (pe *PartialEigen) Matrix(n int) []float64 {
 // FactorizeFull is FactorizeDense for the symmetric matrix assembled in
 // Matrix's storage, both triangles set; it is overwritten.
 func (pe *PartialEigen) FactorizeFull() error {
-	pe.full = true
-	defer func() { pe.full = false }()
 	return pe.factorize()
 }
 
+// factorize tridiagonalises pe.a, which holds both triangles of the
+// matrix, and computes its eigenvalues.
 func (pe *PartialEigen) factorize() error {
 	n := pe.n
 	pe.ok = false
@@ -397,17 +402,11 @@ func (pe *PartialEigen) tridiag() {
 	if cap(pe.tv) < 4*n {
 		pe.tv = make([]float64, 4*n)
 	}
-	// The reduction works on upper rows, w[i*n+j] = A(i,j) for j >= i, a
-	// mirror of the lower triangle in place; the strict lower triangle then
-	// only receives the reflectors, column k after step k has read it.
+	// The reduction works on upper rows, w[i*n+j] = A(i,j) for j >= i; the
+	// strict lower triangle then only receives the reflectors, column k
+	// after step k has read it.
 	a := pe.a
 	w := a
-	for i := 0; i < n && !pe.full; i++ {
-		row := a[i*n : i*n+i]
-		for j, x := range row {
-			w[j*n+i] = x
-		}
-	}
 	v, p := pe.tv[0:n], pe.tv[n:2*n]
 	vp, wp := pe.tv[2*n:3*n], pe.tv[3*n:4*n] // step k-1's v and w
 	pending := false
